@@ -1,0 +1,111 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.js';
+import { errorResponses, validation } from '../http/errors.js';
+import { parseExpand } from '../http/expand.js';
+import { ListOf, wholeList } from '../http/list.js';
+import { PageQuery } from '../http/pagination.js';
+import { findUser, listOrganizations, listWorkspaces } from './store.js';
+
+const any = { scope: 'any' } as const;
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+const WorkspaceSummary = Type.Object({
+  id: Type.String({ description: 'wsp_...' }),
+  slug: Type.String(),
+  name: Type.String(),
+  image: Nullable(Type.String()),
+  role: Type.String({ description: 'The caller\'s resolved role: owner, admin, viewer (or api_key).' }),
+  implicit: Type.Boolean({ description: 'True when the role comes from the organization rather than a workspace membership.' }),
+  permissions: Type.Array(Type.String()),
+});
+
+const Workspace = Type.Composite([WorkspaceSummary, Type.Object({ organizationId: Type.String() })]);
+
+const Organization = Type.Object({
+  id: Type.String({ description: 'org_...' }),
+  slug: Type.String(),
+  name: Type.String(),
+  logo: Nullable(Type.String()),
+  role: Type.String({ description: 'The caller\'s role in the organization: owner, admin, member (or api_key).' }),
+  permissions: Type.Array(Type.String()),
+  workspaces: Type.Optional(Type.Array(WorkspaceSummary, { description: 'Present only with expand=workspaces.' })),
+});
+
+const Me = Type.Object({
+  user: Nullable(Type.Object({ id: Type.String(), email: Type.String(), name: Type.String(), createdAt: Type.String({ format: 'date-time' }) })),
+  credential: Type.Object({
+    type: Type.Union([Type.Literal('api_key'), Type.Literal('personal_access_token')]),
+    id: Type.String(),
+    test: Type.Boolean(),
+    workspaceId: Nullable(Type.String({ description: 'The bound workspace of an API key; null for a token.' })),
+  }),
+});
+
+const SmallListQuery = Type.Object(PageQuery, { additionalProperties: false });
+const OrgListQuery = Type.Object(
+  { ...PageQuery, expand: Type.Optional(Type.String({ maxLength: 200, description: 'Comma-separated: workspaces.' })) },
+  { additionalProperties: false },
+);
+
+/** Small sets never issue cursors, so any `page` given to them is one they did not issue. */
+function refusePage(page: string | undefined): void {
+  if (page !== undefined) throw validation('Invalid page token: this list is returned whole and has no pages.', [{ path: 'page', message: 'invalid page token' }]);
+}
+
+export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get('/me', {
+    config: { auth: any },
+    schema: { tags: ['Account'], summary: 'The calling user and credential', response: { 200: Me, ...errorResponses() } },
+    handler: async (request) => {
+      const p = request.principal!;
+      const user = p.kind === 'pat' ? await findUser(ctx.db, p.userId) : null;
+      return {
+        user: user && { id: user.id, email: user.email, name: user.name, createdAt: user.created_at.toISOString() },
+        credential: {
+          type: p.kind === 'pat' ? ('personal_access_token' as const) : ('api_key' as const),
+          id: p.credentialId,
+          test: p.test,
+          workspaceId: p.kind === 'api_key' ? p.workspaceId : null,
+        },
+      };
+    },
+  });
+
+  app.get<{ Querystring: Static<typeof OrgListQuery> }>('/organizations', {
+    config: { auth: any },
+    schema: {
+      tags: ['Account'],
+      summary: 'Organizations of the caller (a small set: both page URLs null)',
+      querystring: OrgListQuery,
+      response: { 200: ListOf(Organization, 'Every organization of the caller.'), ...errorResponses() },
+    },
+    handler: async (request) => {
+      const expand = parseExpand(request.query.expand, ['workspaces']);
+      refusePage(request.query.page);
+      const principal = request.principal!;
+      const orgs = await listOrganizations(ctx.db, principal);
+      if (expand.has('workspaces')) {
+        const workspaces = await listWorkspaces(ctx.db, principal);
+        for (const org of orgs) {
+          org.workspaces = workspaces.filter((w) => w.organizationId === org.id).map(({ organizationId: _, ...w }) => w);
+        }
+      }
+      return wholeList(orgs);
+    },
+  });
+
+  app.get<{ Querystring: Static<typeof SmallListQuery> }>('/workspaces', {
+    config: { auth: any },
+    schema: {
+      tags: ['Account'],
+      summary: 'Workspaces of the caller (a small set: both page URLs null)',
+      querystring: SmallListQuery,
+      response: { 200: ListOf(Workspace, 'Every workspace the caller can act in.'), ...errorResponses() },
+    },
+    handler: async (request) => {
+      refusePage(request.query.page);
+      return wholeList(await listWorkspaces(ctx.db, request.principal!));
+    },
+  });
+}

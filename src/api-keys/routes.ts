@@ -1,0 +1,73 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.js';
+import { errorResponses, notFound } from '../http/errors.js';
+import { ListOf, pageUrls, requestCursor } from '../http/list.js';
+import { IdParam, type Mount } from '../http/mount.js';
+import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
+import { isId } from '../lib/ids.js';
+import { createApiKey, listApiKeys, revokeApiKey, toView } from './store.js';
+
+const manage = { scope: 'workspace', permission: 'workspace:api_keys:manage' } as const;
+
+const ApiKey = Type.Object({
+  id: Type.String({ description: 'key_...' }),
+  workspaceId: Type.String(),
+  name: Type.String(),
+  prefix: Type.String({ description: 'The start of the key, for recognising it.' }),
+  test: Type.Boolean(),
+  rateLimit: Type.Union([Type.Integer(), Type.Null()], { description: 'Requests per minute; null for the default.' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+const CreatedApiKey = Type.Composite([ApiKey, Type.Object({ key: Type.String({ description: 'The whole key, returned this once.' }) })]);
+
+const ApiKeyCreate = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    test: Type.Optional(Type.Boolean({ description: 'Issue a test key (svc_sk_test_...).' })),
+    rateLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+
+const ListQuery = Type.Object(PageQuery, { additionalProperties: false });
+
+/** Key management lives under the workspace path only, and needs an Owner or Admin token. */
+export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
+  const common = { tags: ['API keys'] };
+
+  app.get<{ Querystring: Static<typeof ListQuery> }>('/api-keys', {
+    config: { auth: manage },
+    schema: { ...common, summary: 'List API keys of the workspace', params: mount.params(), querystring: ListQuery, response: { 200: ListOf(ApiKey, 'API keys, newest first.'), ...errorResponses() } },
+    handler: async (request) => {
+      const { limit = DEFAULT_LIMIT, page } = request.query;
+      const workspaceId = request.workspace!.id;
+      const binding = { list: 'api-keys', scope: workspaceId, limit, filters: {} };
+      const result = await listApiKeys(ctx.db, workspaceId, requestCursor(ctx, page, binding), limit);
+      return { data: result.rows.map(toView), ...pageUrls(ctx, request, binding, result) };
+    },
+  });
+
+  app.post<{ Body: Static<typeof ApiKeyCreate> }>('/api-keys', {
+    config: { auth: manage },
+    schema: { ...common, summary: 'Create an API key (the key is returned once)', params: mount.params(), body: ApiKeyCreate, response: { 201: CreatedApiKey, ...errorResponses(413, 415) } },
+    handler: async (request, reply) => {
+      const { name, test = false, rateLimit = null } = request.body;
+      const { row, key } = await createApiKey(ctx.db, { workspaceId: request.workspace!.id, name, test, rateLimit }, ctx.clock.now());
+      return reply.status(201).send({ ...toView(row), key });
+    },
+  });
+
+  app.delete<{ Params: { keyId: string } }>('/api-keys/:keyId', {
+    config: { auth: manage },
+    schema: { ...common, summary: 'Revoke an API key, effective immediately', params: mount.params({ keyId: IdParam('API key id (key_...).') }), response: { 200: ApiKey, ...errorResponses() } },
+    handler: async (request) => {
+      const { keyId } = request.params;
+      const row = isId('key', keyId) ? await revokeApiKey(ctx.db, request.workspace!.id, keyId, ctx.clock.now()) : null;
+      if (!row) throw notFound('API key');
+      return toView(row);
+    },
+  });
+}

@@ -1,0 +1,64 @@
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { registerAuth } from './auth/plugin.js';
+import type { AppContext } from './context.js';
+import { registerErrorHandler } from './http/error-handler.js';
+import { ErrorBody, validation } from './http/errors.js';
+import { registerJsonParser } from './http/json-body.js';
+import { compileValidator } from './http/validation.js';
+import { newId } from './lib/ids.js';
+import { registerRoutes } from './routes.js';
+
+export type App = FastifyInstance;
+
+export interface AppOptions {
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Builds the HTTP API around a context; the caller listens, or tests call `inject`. */
+export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<App> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: ctx.config.bodyLimitBytes,
+    genReqId: () => newId('req'),
+    requestIdHeader: false,
+    ajv: undefined,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(compileValidator);
+  registerJsonParser(app);
+  registerErrorHandler(app);
+  app.addSchema(ErrorBody);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Request-Id', request.id);
+    // PostgreSQL cannot store NUL; refuse it in the URL before it reaches a query.
+    if (/%00/.test(request.url)) throw validation('The URL must not contain NUL characters.');
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'svc API',
+        version: '1.0.0',
+        description: 'Commerce-style API with an event log and signed webhook delivery. See README.md and docs/.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'API key (svc_sk_...) or personal access token (svc_pat_...).' },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
+  });
+
+  registerAuth(app, ctx);
+  await registerRoutes(app, ctx);
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+import { createDemo } from './admin/demo.js';
+import { ADMIN_COMMANDS } from './cli/admin.js';
+import { UsageError, output, parseFlags } from './cli/args.js';
+import { serve } from './cli/serve.js';
+import { ConfigError, loadConfig } from './config.js';
+import { migrate } from './db/migrate.js';
+import { openDatabase } from './db/open.js';
+import { openContext } from './runtime.js';
+
+const HELP = `svc: commerce API with an event log and signed webhooks
+
+Usage:
+  svc serve [--demo]       run the API (seeds demo data into an empty embedded database with --demo)
+  svc migrate              apply database migrations
+  svc demo [--json]        create a fresh demo organization, workspaces, users and credentials
+  svc admin <command>      manage users, organizations, workspaces, members, keys and tokens
+  svc <command> --help     help for one command
+
+Configuration comes from environment variables; see README.md.`;
+
+function adminHelp(): string {
+  return ['svc admin <command>:', ...Object.values(ADMIN_COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    console.log(HELP);
+    return;
+  }
+  if (command === 'serve') {
+    const flags = parseFlags(rest, { demo: { type: 'boolean' } });
+    if (flags.help) return void console.log('svc serve [--demo]\n  Runs the API on HOST:PORT. --demo seeds an empty embedded database and prints its credentials.');
+    return serve(loadConfig(), { demo: flags.demo === true });
+  }
+  if (command === 'migrate') {
+    const flags = parseFlags(rest, {});
+    if (flags.help) return void console.log('svc migrate [--json]\n  Applies pending migrations to DATABASE_URL or the embedded database.');
+    const db = await openDatabase(loadConfig());
+    try {
+      const applied = await migrate(db);
+      output(flags.json, { applied });
+    } finally {
+      await db.close();
+    }
+    return;
+  }
+  if (command === 'demo') {
+    const flags = parseFlags(rest, {});
+    if (flags.help) return void console.log('svc demo [--json]\n  Creates a fresh demo set and prints its ids and credentials.');
+    const ctx = await openContext(loadConfig());
+    try {
+      const demo = await createDemo(ctx.db, ctx.config.publicUrl, ctx.clock.now());
+      if (flags.json) output(true, demo as unknown as Record<string, unknown>);
+      else console.log(JSON.stringify(demo, null, 2));
+    } finally {
+      await ctx.db.close();
+    }
+    return;
+  }
+  if (command === 'admin') {
+    const [sub, ...args] = rest;
+    if (sub === undefined || sub === '--help' || sub === '-h') return void console.log(adminHelp());
+    const spec = ADMIN_COMMANDS[sub];
+    if (!spec) throw new UsageError(`unknown admin command "${sub}"\n${adminHelp()}`);
+    const flags = parseFlags(args, spec.flags);
+    if (flags.help) return void console.log(spec.usage);
+    const ctx = spec.needsDb === false ? null : await openContext(loadConfig());
+    try {
+      output(flags.json as boolean | undefined, await spec.run(flags as Record<string, string | boolean | undefined>, ctx));
+    } finally {
+      await ctx?.db.close();
+    }
+    return;
+  }
+  throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError || error instanceof ConfigError) {
+    console.error(`svc: ${error.message}`);
+    process.exit(2);
+  }
+  const pgError = error as { code?: string; detail?: string; message?: string };
+  if (pgError.code === '23505' || pgError.code === '23503') {
+    console.error(`svc: ${pgError.detail ?? pgError.message}`);
+    process.exit(1);
+  }
+  console.error('svc:', error);
+  process.exit(1);
+});

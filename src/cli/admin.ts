@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { createApiKey, revokeApiKey } from '../api-keys/store.js';
+import {
+  addOrganizationMember,
+  addWorkspaceMember,
+  createOrganization,
+  createPersonalAccessToken,
+  createUser,
+  createWorkspace,
+  revokePersonalAccessToken,
+} from '../admin/store.js';
+import type { OrgRole, WorkspaceRole } from '../auth/permissions.js';
+import type { AppContext } from '../context.js';
+import { parseDuration } from '../lib/durations.js';
+import { UsageError, output, parseFlags, required } from './args.js';
+
+interface AdminCommand {
+  usage: string;
+  flags: Parameters<typeof parseFlags>[1];
+  /** Commands that need no database (master-key) leave this false. */
+  needsDb?: boolean;
+  run(values: Record<string, string | boolean | undefined>, ctx: AppContext | null): Promise<Record<string, unknown>>;
+}
+
+const str = { type: 'string' } as const;
+const bool = { type: 'boolean' } as const;
+
+function positiveInt(values: Record<string, unknown>, name: string): number | null {
+  const raw = values[name];
+  if (raw === undefined) return null;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer`);
+  return n;
+}
+
+function oneOf<T extends string>(value: string, allowed: readonly T[], name: string): T {
+  if (!allowed.includes(value as T)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
+  'create-user': {
+    usage: 'svc admin create-user --email EMAIL --name NAME [--json]',
+    flags: { email: str, name: str },
+    run: async (v, ctx) => createUser(ctx!.db, { email: required(v, 'email'), name: required(v, 'name') }, ctx!.clock.now()),
+  },
+  'create-org': {
+    usage: 'svc admin create-org --slug SLUG --name NAME [--logo URL] [--json]',
+    flags: { slug: str, name: str, logo: str },
+    run: async (v, ctx) =>
+      createOrganization(ctx!.db, { slug: required(v, 'slug'), name: required(v, 'name'), logo: (v.logo as string) ?? null }, ctx!.clock.now()),
+  },
+  'create-workspace': {
+    usage: 'svc admin create-workspace --org ORG_ID --slug SLUG --name NAME [--json]',
+    flags: { org: str, slug: str, name: str },
+    run: async (v, ctx) =>
+      createWorkspace(ctx!.db, { organizationId: required(v, 'org'), slug: required(v, 'slug'), name: required(v, 'name') }, ctx!.clock.now()),
+  },
+  'add-member': {
+    usage:
+      'svc admin add-member --user USER_ID (--org ORG_ID --role owner|admin|member | --workspace WSP_ID --role owner|admin|viewer) [--json]',
+    flags: { user: str, org: str, workspace: str, role: str },
+    run: async (v, ctx) => {
+      const userId = required(v, 'user');
+      const role = required(v, 'role');
+      const now = ctx!.clock.now();
+      if (v.org && !v.workspace) {
+        const r = oneOf<OrgRole>(role, ['owner', 'admin', 'member'], 'role');
+        await addOrganizationMember(ctx!.db, { organizationId: v.org as string, userId, role: r }, now);
+        return { userId, organizationId: v.org, role: r };
+      }
+      if (v.workspace && !v.org) {
+        const r = oneOf<WorkspaceRole>(role, ['owner', 'admin', 'viewer'], 'role');
+        await addWorkspaceMember(ctx!.db, { workspaceId: v.workspace as string, userId, role: r }, now);
+        return { userId, workspaceId: v.workspace, role: r };
+      }
+      throw new UsageError('give exactly one of --org or --workspace');
+    },
+  },
+  'create-api-key': {
+    usage: 'svc admin create-api-key --workspace WSP_ID --name NAME [--test] [--rate-limit N] [--json]',
+    flags: { workspace: str, name: str, test: bool, 'rate-limit': str },
+    run: async (v, ctx) => {
+      const { row, key } = await createApiKey(
+        ctx!.db,
+        { workspaceId: required(v, 'workspace'), name: required(v, 'name'), test: v.test === true, rateLimit: positiveInt(v, 'rate-limit') },
+        ctx!.clock.now(),
+      );
+      return { id: row.id, workspaceId: row.workspace_id, name: row.name, test: row.test, key };
+    },
+  },
+  'create-token': {
+    usage: 'svc admin create-token --user USER_ID --name NAME [--test] [--rate-limit N] [--expires-in 30d] [--json]',
+    flags: { user: str, name: str, test: bool, 'rate-limit': str, 'expires-in': str },
+    run: async (v, ctx) => {
+      const now = ctx!.clock.now();
+      let expiresAt: Date | null = null;
+      if (v['expires-in'] !== undefined) {
+        const ms = parseDuration(v['expires-in'] as string);
+        if (!ms) throw new UsageError('--expires-in must be a duration such as 12h or 30d');
+        expiresAt = new Date(now.getTime() + ms);
+      }
+      const userId = required(v, 'user');
+      const pat = await createPersonalAccessToken(
+        ctx!.db,
+        { userId, name: required(v, 'name'), test: v.test === true, rateLimit: positiveInt(v, 'rate-limit'), expiresAt },
+        now,
+      );
+      return { id: pat.id, userId, token: pat.token, expiresAt: expiresAt?.toISOString() ?? null };
+    },
+  },
+  'revoke-api-key': {
+    usage: 'svc admin revoke-api-key --id KEY_ID [--json]',
+    flags: { id: str },
+    run: async (v, ctx) => {
+      const row = await revokeApiKey(ctx!.db, null, required(v, 'id'), ctx!.clock.now());
+      if (!row) throw new UsageError(`no API key ${v.id}`);
+      return { id: row.id, revokedAt: row.revoked_at!.toISOString() };
+    },
+  },
+  'revoke-token': {
+    usage: 'svc admin revoke-token --id PAT_ID [--json]',
+    flags: { id: str },
+    run: async (v, ctx) => {
+      if (!(await revokePersonalAccessToken(ctx!.db, required(v, 'id'), ctx!.clock.now()))) throw new UsageError(`no token ${v.id}`);
+      return { id: v.id, revoked: true };
+    },
+  },
+  'master-key': {
+    usage: 'svc admin master-key [--json]   (prints a new random SVC_MASTER_KEY)',
+    flags: {},
+    needsDb: false,
+    run: async () => ({ masterKey: randomBytes(32).toString('hex') }),
+  },
+};

@@ -1,0 +1,116 @@
+import { parseDuration, parseDurationList } from './lib/durations.js';
+import { parseMasterKey } from './lib/secretbox.js';
+
+/**
+ * Every setting of the service, read once from the environment at start. A bad value stops the start
+ * with a message naming the variable. README's configuration table lists the same names and defaults.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  publicUrl: string;
+  masterKey: Buffer | null;
+  logLevel: string;
+  deliveryTimeoutMs: number;
+  retryScheduleMs: number[];
+  workers: number;
+  workerConcurrency: number;
+  leaseMs: number;
+  pollIntervalMs: number;
+  allowPrivateTargets: boolean;
+  redisUrl: string | null;
+  rateLimitApiKey: number;
+  rateLimitPat: number;
+  bodyLimitBytes: number;
+}
+
+export class ConfigError extends Error {}
+
+export const DEFAULT_RETRY_SCHEDULE = '5m,30m,2h,5h,10h,12h,12h,12h,12h,12h';
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function duration(env: Env, name: string, fallback: string): number {
+  const raw = env[name] || fallback;
+  const ms = parseDuration(raw);
+  if (ms === null) throw new ConfigError(`${name} must be a duration such as 500ms, 10s, 5m or 2h, got "${raw}"`);
+  return ms;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(`${name} must be 1, true, 0 or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (!raw) return null;
+  try {
+    const parsed = new URL(raw);
+    if (!protocols.includes(parsed.protocol)) throw new Error();
+  } catch {
+    throw new ConfigError(`${name} must be a URL starting with ${protocols.join(' or ')}, got an invalid value`);
+  }
+  return raw;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const publicUrl = (url(env, 'SVC_PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+
+  let masterKey: Buffer | null = null;
+  if (env.SVC_MASTER_KEY) {
+    masterKey = parseMasterKey(env.SVC_MASTER_KEY);
+    if (!masterKey) throw new ConfigError('SVC_MASTER_KEY must be 32 bytes written as 64 hex characters or base64');
+  }
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  if (databaseUrl && !masterKey) {
+    throw new ConfigError('SVC_MASTER_KEY is required with DATABASE_URL (generate one with: svc admin master-key)');
+  }
+
+  const scheduleText = env.SVC_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE;
+  const retryScheduleMs = parseDurationList(scheduleText);
+  if (!retryScheduleMs || retryScheduleMs.length === 0) {
+    throw new ConfigError(`SVC_RETRY_SCHEDULE must be comma-separated durations such as 5m,30m,2h, got "${scheduleText}"`);
+  }
+
+  return {
+    port,
+    host,
+    databaseUrl,
+    dataDir: env.SVC_DATA_DIR || './data',
+    publicUrl,
+    masterKey,
+    logLevel,
+    deliveryTimeoutMs: duration(env, 'SVC_DELIVERY_TIMEOUT', '10s'),
+    retryScheduleMs,
+    workers: integer(env, 'SVC_WORKERS', 1, 0, 64),
+    workerConcurrency: integer(env, 'SVC_WORKER_CONCURRENCY', 64, 1, 1024),
+    leaseMs: duration(env, 'SVC_LEASE', '60s'),
+    pollIntervalMs: duration(env, 'SVC_POLL_INTERVAL', '1s'),
+    allowPrivateTargets: flag(env, 'SVC_ALLOW_PRIVATE_TARGETS'),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    rateLimitApiKey: integer(env, 'SVC_RATE_LIMIT_API_KEY', 300, 1, 1_000_000),
+    rateLimitPat: integer(env, 'SVC_RATE_LIMIT_PAT', 120, 1, 1_000_000),
+    bodyLimitBytes: integer(env, 'SVC_BODY_LIMIT', 1_048_576, 1024, 104_857_600),
+  };
+}

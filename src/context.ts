@@ -1,0 +1,14 @@
+import type { Config } from './config.js';
+import type { Db } from './db/db.js';
+import type { CursorCodec } from './http/pagination.js';
+import type { Clock } from './lib/clock.js';
+import type { SecretBox } from './lib/secretbox.js';
+
+/** Dependencies built once at start and handed to every module; tests build their own. */
+export interface AppContext {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  cursors: CursorCodec;
+  secrets: SecretBox;
+}

@@ -1,0 +1,79 @@
+import pg from 'pg';
+import type { Db, Queryable } from './db.js';
+
+// int8 (count(*), bigint columns) as JavaScript numbers: every value we store fits in 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export interface PostgresOptions {
+  url: string;
+  /** A schema to put first on the search path (tests give each file its own). */
+  schema?: string;
+  poolSize?: number;
+}
+
+export async function openPostgres(options: PostgresOptions): Promise<Db> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    options: options.schema ? `-c search_path=${options.schema}` : undefined,
+  });
+  // An idle client that loses its connection must not take the process down.
+  pool.on('error', () => {});
+  let listener: pg.Client | null = null;
+  const handlers = new Map<string, Set<(payload: string) => void>>();
+
+  async function query<T>(sql: string, params?: unknown[]): Promise<T[]> {
+    const result = await pool.query(sql, params as unknown[]);
+    return result.rows as T[];
+  }
+
+  async function connectListener(): Promise<pg.Client> {
+    if (listener) return listener;
+    const client = new pg.Client({ connectionString: options.url });
+    client.on('error', () => {});
+    client.on('notification', (msg) => {
+      for (const handler of handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
+    });
+    await client.connect();
+    listener = client;
+    return client;
+  }
+
+  return {
+    engine: 'postgres',
+    query,
+    async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn({
+          query: async <R>(sql: string, params?: unknown[]) => (await client.query(sql, params as unknown[])).rows as R[],
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async listen(channel, onNotify) {
+      const client = await connectListener();
+      let set = handlers.get(channel);
+      if (!set) {
+        set = new Set();
+        handlers.set(channel, set);
+        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      }
+      set.add(onNotify);
+      return async () => {
+        set!.delete(onNotify);
+      };
+    },
+    async close() {
+      await listener?.end().catch(() => {});
+      await pool.end();
+    },
+  };
+}

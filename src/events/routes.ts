@@ -1,0 +1,57 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.js';
+import { errorResponses, notFound, validation } from '../http/errors.js';
+import { pageUrls, requestCursor } from '../http/list.js';
+import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
+import { DEFAULT_LIMIT } from '../http/pagination.js';
+import { isId } from '../lib/ids.js';
+import { EventList, EventListQuery } from './schemas.js';
+import { findEventBody, listEvents } from './store.js';
+
+const read = { scope: 'workspace', permission: 'workspace:events:read' } as const;
+
+export function eventRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
+  app.get<{ Querystring: Static<typeof EventListQuery> }>('/events', {
+    config: { auth: read },
+    schema: {
+      tags: ['Events'],
+      summary: 'List events, newest first',
+      params: mount.params(),
+      headers: WorkspaceHeader,
+      querystring: EventListQuery,
+      response: { 200: EventList, ...errorResponses() },
+    },
+    handler: async (request, reply) => {
+      const { limit = DEFAULT_LIMIT, page, type, subjectType, subjectId } = request.query;
+      if (subjectId !== undefined && subjectType === undefined) {
+        throw validation('subjectId must be paired with subjectType.', [{ path: 'query.subjectId', message: 'requires subjectType' }]);
+      }
+      const workspaceId = request.workspace!.id;
+      const binding = { list: 'events', scope: workspaceId, limit, filters: { type, subjectType, subjectId } };
+      const result = await listEvents(ctx.db, workspaceId, { type, subjectType, subjectId }, requestCursor(ctx, page, binding), limit);
+      const urls = pageUrls(ctx, request, binding, result);
+      // Stored bodies go out as they are, so list and retrieve serve the same bytes.
+      const text = `{"data":[${result.rows.map((r) => r.body).join(',')}],"nextPageUrl":${JSON.stringify(urls.nextPageUrl)},"previousPageUrl":${JSON.stringify(urls.previousPageUrl)}}`;
+      return reply.type('application/json; charset=utf-8').send(text);
+    },
+  });
+
+  app.get<{ Params: { eventId: string } }>('/events/:eventId', {
+    config: { auth: read },
+    schema: {
+      tags: ['Events'],
+      summary: 'Retrieve an event, byte-identical to the webhook body',
+      params: mount.params({ eventId: IdParam('Event id (evt_...).') }),
+      headers: WorkspaceHeader,
+      response: { 200: Type.Ref('Event'), ...errorResponses() },
+    },
+    handler: async (request, reply) => {
+      const { eventId } = request.params;
+      const body = isId('evt', eventId) ? await findEventBody(ctx.db, request.workspace!.id, eventId) : null;
+      if (body === null) throw notFound('event');
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
+  });
+}
+

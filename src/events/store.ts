@@ -1,0 +1,65 @@
+import type { Queryable } from '../db/db.js';
+import { Where } from '../db/where.js';
+import { fetchPage, type Cursor, type Page } from '../http/pagination.js';
+import { newId } from '../lib/ids.js';
+import type { EventType } from './catalog.js';
+
+export interface Subject {
+  type: string;
+  id: string;
+  url: string;
+}
+
+export interface StoredEvent {
+  id: string;
+  workspaceId: string;
+  type: EventType;
+  subject: Subject | null;
+  /** The exact JSON text served by the API and POSTed to receivers. */
+  body: string;
+  createdAt: Date;
+}
+
+/**
+ * Serialises the event once, in the field order of spec 2.3, and stores that text. Runs inside the
+ * caller's transaction, so the event exists exactly when the change does.
+ */
+export async function insertEvent(
+  q: Queryable,
+  input: { workspaceId: string; type: EventType; subject: Subject | null; at: Date },
+): Promise<StoredEvent> {
+  const id = newId('evt', input.at);
+  const payload: Record<string, unknown> = { id, type: input.type, created: input.at.toISOString() };
+  if (input.subject) payload.subject = { id: input.subject.id, type: input.subject.type, url: input.subject.url };
+  const body = JSON.stringify(payload);
+  await q.query(
+    'INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [id, input.workspaceId, input.type, input.subject?.type ?? null, input.subject?.id ?? null, body, input.at],
+  );
+  return { id, workspaceId: input.workspaceId, type: input.type, subject: input.subject, body, createdAt: input.at };
+}
+
+export async function findEventBody(q: Queryable, workspaceId: string, eventId: string): Promise<string | null> {
+  const [row] = await q.query<{ body: string }>('SELECT body FROM events WHERE id = $1 AND workspace_id = $2', [eventId, workspaceId]);
+  return row?.body ?? null;
+}
+
+export interface EventFilters {
+  type?: string;
+  subjectType?: string;
+  subjectId?: string;
+}
+
+export async function listEvents(
+  q: Queryable,
+  workspaceId: string,
+  filters: EventFilters,
+  cursor: Cursor | null,
+  limit: number,
+): Promise<Page<{ id: string; created_at: Date; body: string }>> {
+  const where = new Where().add('workspace_id = $?', workspaceId);
+  if (filters.type) where.add('type = $?', filters.type);
+  if (filters.subjectType) where.add('subject_type = $?', filters.subjectType);
+  if (filters.subjectId) where.add('subject_id = $?', filters.subjectId);
+  return fetchPage(q, { select: 'SELECT id, created_at, body FROM events', where, cursor, limit });
+}

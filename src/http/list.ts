@@ -1,0 +1,53 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import type { Cursor, ListBinding, Page } from './pagination.js';
+
+/** The list envelope of spec 2.7 around an item schema. */
+export function ListOf<T extends TSchema>(item: T, description: string) {
+  return Type.Object(
+    {
+      data: Type.Array(item),
+      nextPageUrl: Type.Union([Type.String(), Type.Null()], { description: 'URL of the next page; null at the end.' }),
+      previousPageUrl: Type.Union([Type.String(), Type.Null()], { description: 'URL of the previous page; null on the first page.' }),
+    },
+    { description },
+  );
+}
+
+export interface ListEnvelope<T> {
+  data: T[];
+  nextPageUrl: string | null;
+  previousPageUrl: string | null;
+}
+
+/** Small result sets come whole, with both URLs null (spec 4.6 rule 4). */
+export function wholeList<T>(data: T[]): ListEnvelope<T> {
+  return { data, nextPageUrl: null, previousPageUrl: null };
+}
+
+/** Absolute URLs of the neighbouring pages, carrying every filter, `limit`, `expand` and the cursor. */
+export function pageUrls(
+  ctx: AppContext,
+  request: FastifyRequest,
+  binding: ListBinding,
+  page: Pick<Page<unknown>, 'next' | 'previous'>,
+  expand?: Set<string>,
+): { nextPageUrl: string | null; previousPageUrl: string | null } {
+  const path = request.url.split('?')[0];
+  const build = (cursor: Cursor | null) => {
+    if (!cursor) return null;
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(binding.filters)) if (value !== undefined) query.set(key, value);
+    query.set('limit', String(binding.limit));
+    if (expand?.size) query.set('expand', [...expand].join(','));
+    query.set('page', ctx.cursors.encode(cursor, binding));
+    return `${ctx.config.publicUrl}${path}?${query}`;
+  };
+  return { nextPageUrl: build(page.next), previousPageUrl: build(page.previous) };
+}
+
+/** Decodes the request's `page` against its binding (400 when it does not fit), or null for page one. */
+export function requestCursor(ctx: AppContext, page: string | undefined, binding: ListBinding): Cursor | null {
+  return page === undefined ? null : ctx.cursors.decode(page, binding);
+}

@@ -1,0 +1,35 @@
+import { randomBytes } from 'node:crypto';
+
+/** Resource id prefixes; the rest of an id is 10 chars of time and 16 of randomness (Crockford base32). */
+export type IdPrefix =
+  | 'org' | 'wsp' | 'usr' | 'prd' | 'evt' | 'whe' | 'whd' | 'key' | 'pat' | 'ntf' | 'req';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function encodeTime(ms: number): string {
+  let out = '';
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[ms % 32] + out;
+    ms = Math.floor(ms / 32);
+  }
+  return out;
+}
+
+function encodeRandom(length: number): string {
+  const bytes = randomBytes(length);
+  let out = '';
+  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i] & 31];
+  return out;
+}
+
+/** A prefixed id that sorts by creation time, e.g. `prd_01jd3x...`. */
+export function newId(prefix: IdPrefix, at: Date = new Date()): string {
+  return `${prefix}_${encodeTime(at.getTime())}${encodeRandom(16)}`;
+}
+
+const ID_PATTERN = /^[a-z]{3}_[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** True when `value` has the shape of an id with this prefix; anything else can never exist. */
+export function isId(prefix: IdPrefix, value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith(prefix + '_') && ID_PATTERN.test(value);
+}

@@ -1,0 +1,105 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.js';
+import { emitEvent } from '../events/emit.js';
+import { errorResponses, notFound, validation } from '../http/errors.js';
+import { pageUrls, requestCursor } from '../http/list.js';
+import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
+import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
+import { isId } from '../lib/ids.js';
+import { Deleted, ProductCreate, ProductList, ProductUpdate, isCurrency } from './schemas.js';
+import { createProduct, deleteProduct, findProduct, listProducts, toView, updateProduct } from './store.js';
+
+const read = { scope: 'workspace', permission: 'workspace:products:read' } as const;
+const write = { scope: 'workspace', permission: 'workspace:products:write' } as const;
+const ListQuery = Type.Object(PageQuery, { additionalProperties: false });
+const subject = (id: string) => ({ type: 'product', id, url: `/v1/products/${id}` });
+
+function checkCurrency(price: { currency: string } | null | undefined): void {
+  if (price && !isCurrency(price.currency)) {
+    throw validation(`Unknown currency "${price.currency}": use an ISO 4217 code such as USD or EUR.`, [
+      { path: 'body.price.currency', message: 'not an ISO 4217 currency code' },
+    ]);
+  }
+}
+
+export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
+  const productParams = mount.params({ productId: IdParam('Product id (prd_...).') });
+  const common = { tags: ['Products'], headers: WorkspaceHeader };
+
+  app.post<{ Body: Static<typeof ProductCreate> }>('/products', {
+    config: { auth: write },
+    schema: { ...common, summary: 'Create a product', params: mount.params(), body: ProductCreate, response: { 201: Type.Ref('Product'), ...errorResponses(413, 415) } },
+    handler: async (request, reply) => {
+      checkCurrency(request.body.price);
+      const workspaceId = request.workspace!.id;
+      const now = ctx.clock.now();
+      const row = await ctx.db.tx(async (q) => {
+        const created = await createProduct(q, workspaceId, request.body, now);
+        await emitEvent(q, ctx, { workspaceId, type: 'product.created', subject: subject(created.id), at: now });
+        return created;
+      });
+      return reply.status(201).send(toView(row));
+    },
+  });
+
+  app.get<{ Querystring: Static<typeof ListQuery> }>('/products', {
+    config: { auth: read },
+    schema: { ...common, summary: 'List products, newest first', params: mount.params(), querystring: ListQuery, response: { 200: ProductList, ...errorResponses() } },
+    handler: async (request) => {
+      const { limit = DEFAULT_LIMIT, page } = request.query;
+      const workspaceId = request.workspace!.id;
+      const binding = { list: 'products', scope: workspaceId, limit, filters: {} };
+      const result = await listProducts(ctx.db, workspaceId, requestCursor(ctx, page, binding), limit);
+      return { data: result.rows.map(toView), ...pageUrls(ctx, request, binding, result) };
+    },
+  });
+
+  app.get<{ Params: { productId: string } }>('/products/:productId', {
+    config: { auth: read },
+    schema: { ...common, summary: 'Retrieve a product (404 once deleted)', params: productParams, response: { 200: Type.Ref('Product'), ...errorResponses() } },
+    handler: async (request) => {
+      const { productId } = request.params;
+      const row = isId('prd', productId) ? await findProduct(ctx.db, request.workspace!.id, productId) : null;
+      if (!row) throw notFound('product');
+      return toView(row);
+    },
+  });
+
+  app.patch<{ Params: { productId: string }; Body: Static<typeof ProductUpdate> }>('/products/:productId', {
+    config: { auth: write },
+    schema: { ...common, summary: 'Update a product', params: productParams, body: ProductUpdate, response: { 200: Type.Ref('Product'), ...errorResponses(413, 415) } },
+    handler: async (request) => {
+      const { productId } = request.params;
+      if (!isId('prd', productId)) throw notFound('product');
+      checkCurrency(request.body.price);
+      const workspaceId = request.workspace!.id;
+      const now = ctx.clock.now();
+      const row = await ctx.db.tx(async (q) => {
+        const updated = await updateProduct(q, workspaceId, productId, request.body, now);
+        if (updated) await emitEvent(q, ctx, { workspaceId, type: 'product.updated', subject: subject(productId), at: now });
+        return updated;
+      });
+      if (!row) throw notFound('product');
+      return toView(row);
+    },
+  });
+
+  app.delete<{ Params: { productId: string } }>('/products/:productId', {
+    config: { auth: write },
+    schema: { ...common, summary: 'Delete a product; its events stay readable', params: productParams, response: { 200: Deleted, ...errorResponses() } },
+    handler: async (request) => {
+      const { productId } = request.params;
+      if (!isId('prd', productId)) throw notFound('product');
+      const workspaceId = request.workspace!.id;
+      const now = ctx.clock.now();
+      const deleted = await ctx.db.tx(async (q) => {
+        const done = await deleteProduct(q, workspaceId, productId, now);
+        if (done) await emitEvent(q, ctx, { workspaceId, type: 'product.deleted', subject: subject(productId), at: now });
+        return done;
+      });
+      if (!deleted) throw notFound('product');
+      return { id: productId, deleted: true as const };
+    },
+  });
+}

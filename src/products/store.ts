@@ -1,0 +1,108 @@
+import type { Queryable } from '../db/db.js';
+import { Where } from '../db/where.js';
+import { fetchPage, type Cursor, type Page } from '../http/pagination.js';
+import { newId } from '../lib/ids.js';
+import type { ProductCreateInput, ProductUpdateInput } from './schemas.js';
+
+interface ProductRow {
+  id: string;
+  name: string;
+  description: string | null;
+  price_amount: number | null;
+  price_currency: string | null;
+  active: boolean;
+  metadata: Record<string, string>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ProductView {
+  id: string;
+  name: string;
+  description: string | null;
+  price: { amount: number; currency: string } | null;
+  active: boolean;
+  metadata: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const COLUMNS = 'id, name, description, price_amount, price_currency, active, metadata, created_at, updated_at';
+
+export function toView(row: ProductRow): ProductView {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    price: row.price_amount === null ? null : { amount: Number(row.price_amount), currency: row.price_currency! },
+    active: row.active,
+    metadata: row.metadata,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export async function createProduct(q: Queryable, workspaceId: string, input: ProductCreateInput, now: Date): Promise<ProductRow> {
+  const [row] = await q.query<ProductRow>(
+    `INSERT INTO products (id, workspace_id, name, description, price_amount, price_currency, active, metadata, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING ${COLUMNS}`,
+    [
+      newId('prd', now),
+      workspaceId,
+      input.name,
+      input.description ?? null,
+      input.price?.amount ?? null,
+      input.price?.currency ?? null,
+      input.active ?? true,
+      JSON.stringify(input.metadata ?? {}),
+      now,
+    ],
+  );
+  return row;
+}
+
+export async function findProduct(q: Queryable, workspaceId: string, id: string): Promise<ProductRow | null> {
+  const [row] = await q.query<ProductRow>(
+    `SELECT ${COLUMNS} FROM products WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL`,
+    [id, workspaceId],
+  );
+  return row ?? null;
+}
+
+export async function listProducts(q: Queryable, workspaceId: string, cursor: Cursor | null, limit: number): Promise<Page<ProductRow>> {
+  const where = new Where().add('workspace_id = $?', workspaceId).add('deleted_at IS NULL');
+  return fetchPage(q, { select: `SELECT ${COLUMNS} FROM products`, where, cursor, limit });
+}
+
+/** Applies the given fields only; the row is locked so concurrent updates each emit their own event. */
+export async function updateProduct(q: Queryable, workspaceId: string, id: string, input: ProductUpdateInput, now: Date): Promise<ProductRow | null> {
+  const sets: string[] = [];
+  const params: unknown[] = [id, workspaceId, now];
+  const set = (column: string, value: unknown) => {
+    params.push(value);
+    sets.push(`${column} = $${params.length}`);
+  };
+  if (input.name !== undefined) set('name', input.name);
+  if (input.description !== undefined) set('description', input.description);
+  if (input.price !== undefined) {
+    set('price_amount', input.price?.amount ?? null);
+    set('price_currency', input.price?.currency ?? null);
+  }
+  if (input.active !== undefined) set('active', input.active);
+  if (input.metadata !== undefined) set('metadata', JSON.stringify(input.metadata));
+  const [row] = await q.query<ProductRow>(
+    `UPDATE products SET updated_at = $3, ${sets.join(', ')}
+      WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+    params,
+  );
+  return row ?? null;
+}
+
+export async function deleteProduct(q: Queryable, workspaceId: string, id: string, now: Date): Promise<boolean> {
+  const rows = await q.query('UPDATE products SET deleted_at = $3 WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING id', [
+    id,
+    workspaceId,
+    now,
+  ]);
+  return rows.length === 1;
+}
