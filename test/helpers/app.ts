@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { createDemo, type DemoSet } from '../../src/admin/demo.js';
+import { buildApp, type App } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { AppContext } from '../../src/context.js';
+import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
+import { createContext } from '../../src/runtime.js';
+import { openTestDb, type TestDb } from './db.js';
+
+export const PUBLIC_URL = 'http://api.test';
+
+export interface TestApp {
+  app: App;
+  ctx: AppContext;
+  testDb: TestDb;
+  demo: DemoSet;
+  clock: Clock;
+  /** `app.inject` with a bearer credential; `body` objects are sent as JSON. */
+  call(token: string | null, method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ SVC_PUBLIC_URL: PUBLIC_URL, LOG_LEVEL: 'silent' }), ...overrides };
+}
+
+/** An app on a fresh database with a demo set seeded; `clock: 'manual'` gives a ManualClock. */
+export async function startTestApp(options: { clock?: Clock; config?: Partial<Config> } = {}): Promise<TestApp> {
+  const testDb = await openTestDb();
+  const clock = options.clock ?? systemClock;
+  const ctx = createContext(testConfig(options.config), testDb.db, randomBytes(32), clock);
+  const app = await buildApp(ctx);
+  const demo = await createDemo(testDb.db, PUBLIC_URL, clock.now());
+  return {
+    app,
+    ctx,
+    testDb,
+    demo,
+    clock,
+    call: (token, method, url, body, headers = {}) =>
+      app.inject({
+        method,
+        url,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+        ...(body === undefined ? {} : { payload: body as InjectOptions['payload'] }),
+      }),
+    close: async () => {
+      await app.close();
+      await testDb.close();
+    },
+  };
+}
+
+export { ManualClock };
+
+/** Turns an absolute page URL of the API into the path inject needs. */
+export function pathOf(url: string): string {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
+}
+
+export function userOf(demo: DemoSet, role: DemoSet['users'][number]['role']) {
+  return demo.users.find((u) => u.role === role)!;
+}
