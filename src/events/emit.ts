@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import type { EventType } from './catalog.js';
+import { fanOut } from '../webhooks/fanout.js';
 import { insertEvent, type StoredEvent, type Subject } from './store.js';
 
 /**
@@ -12,5 +13,7 @@ export async function emitEvent(
   _ctx: AppContext,
   input: { workspaceId: string; type: EventType; subject: Subject | null; at: Date },
 ): Promise<StoredEvent> {
-  return insertEvent(q, input);
+  const event = await insertEvent(q, input);
+  await fanOut(q, event);
+  return event;
 }
