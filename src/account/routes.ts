@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { errorResponses, validation } from '../http/errors.js';
+import { errorResponses } from '../http/errors.js';
 import { parseExpand } from '../http/expand.js';
-import { ListOf, wholeList } from '../http/list.js';
+import { ListOf, refusePage, wholeList } from '../http/list.js';
 import { PageQuery } from '../http/pagination.js';
 import { findUser, listOrganizations, listWorkspaces } from './store.js';
 
@@ -47,11 +47,6 @@ const OrgListQuery = Type.Object(
   { ...PageQuery, expand: Type.Optional(Type.String({ maxLength: 200, description: 'Comma-separated: workspaces.' })) },
   { additionalProperties: false },
 );
-
-/** Small sets never issue cursors, so any `page` given to them is one they did not issue. */
-function refusePage(page: string | undefined): void {
-  if (page !== undefined) throw validation('Invalid page token: this list is returned whole and has no pages.', [{ path: 'page', message: 'invalid page token' }]);
-}
 
 export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get('/me', {

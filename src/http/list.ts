@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
+import { validation } from './errors.js';
 import type { Cursor, ListBinding, Page } from './pagination.js';
 
 /** The list envelope of spec 2.7 around an item schema. */
@@ -24,6 +25,11 @@ export interface ListEnvelope<T> {
 /** Small result sets come whole, with both URLs null (spec 4.6 rule 4). */
 export function wholeList<T>(data: T[]): ListEnvelope<T> {
   return { data, nextPageUrl: null, previousPageUrl: null };
+}
+
+/** Small sets never issue cursors, so any `page` given to them is one they did not issue. */
+export function refusePage(page: string | undefined): void {
+  if (page !== undefined) throw validation('Invalid page token: this list is returned whole and has no pages.', [{ path: 'page', message: 'invalid page token' }]);
 }
 
 /** Absolute URLs of the neighbouring pages, carrying every filter, `limit`, `expand` and the cursor. */
