@@ -1,0 +1,37 @@
+// Scenario 1: authenticated GET /v1/products?limit=20 against a bare Fastify hello-world, 50 connections.
+import { freePort, round, runAutocannon, startProcess } from './lib.mjs';
+import { seedProducts, startService } from './service.mjs';
+
+export async function apiRead(target, seeded, { duration }) {
+  await seedProducts(seeded.db, seeded.workspaceId, 1000);
+
+  const barePort = await freePort();
+  const bare = await startProcess(['bench/bare-server.mjs'], { PORT: String(barePort) }, 'ready');
+  const baseline = await runAutocannon({ url: `http://127.0.0.1:${barePort}/`, connections: 50, duration });
+  await bare.stop();
+
+  const service = await startService(target, { SVC_WORKERS: '0' });
+  await runAutocannon({ url: `${service.url}/v1/products?limit=20`, connections: 10, duration: 1, headers: { authorization: `Bearer ${seeded.apiKey}` } });
+  const result = await runAutocannon({
+    url: `${service.url}/v1/products?limit=20`,
+    connections: 50,
+    duration,
+    headers: { authorization: `Bearer ${seeded.apiKey}` },
+  });
+  const rss = service.peakRssMb();
+  await service.stop();
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`api read: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return {
+    name: 'API read (GET /v1/products?limit=20, 50 connections)',
+    value: round(result.requests.average, 0),
+    unit: 'req/s',
+    p99Ms: result.latency.p99,
+    baseline: round(baseline.requests.average, 0),
+    baselineName: 'bare Fastify hello-world',
+    baselineP99Ms: baseline.latency.p99,
+    ratio: round(result.requests.average / baseline.requests.average, 3),
+    target: 'ratio >= 0.40',
+    pass: result.requests.average / baseline.requests.average >= 0.4,
+    peakRssMb: rss,
+  };
+}

@@ -1,0 +1,95 @@
+// Shared plumbing of the benchmark: processes, the database, load generation, measurements.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+export const ROOT = new URL('..', import.meta.url).pathname;
+export const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** A fresh schema on the server and a URL whose connections use it. */
+export async function freshSchema() {
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  await client.query(`CREATE SCHEMA ${schema}`);
+  await client.end();
+  const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  return {
+    schema,
+    url,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+/** Peak resident set of a process (VmHWM), in MB. */
+export function peakRssMb(pid) {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Starts a child and resolves once `ready` (a string on stdout, or a port answering). */
+export async function startProcess(args, env, readyText) {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`start timed out: ${args.join(' ')}\n${output}`)), 60_000);
+    const onData = (chunk) => {
+      output += chunk;
+      if (output.includes(readyText)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${args.join(' ')}\n${output}`)));
+  });
+  child.removeAllListeners('exit');
+  return {
+    child,
+    peakRssMb: () => peakRssMb(child.pid),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+      }),
+  };
+}
+
+export function runAutocannon(options) {
+  return new Promise((resolve, reject) => {
+    autocannon({ ...options }, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export const round = (n, digits = 1) => (n === null || n === undefined ? null : Number(n.toFixed(digits)));

@@ -1,0 +1,96 @@
+// `npm run bench [-- --quick]`: every scenario beside its baseline, measured in the same run, written
+// to bench/results/ as markdown and JSON with a description of the machine.
+import { execSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, freemem, totalmem, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { apiRead } from './api-read.mjs';
+import { deepPage } from './deep-page.mjs';
+import { PG_URL, ROOT, freshSchema } from './lib.mjs';
+import { openSeeded } from './service.mjs';
+
+const quick = process.argv.includes('--quick');
+const settings = quick ? { duration: 3, rows: 100_000 } : { duration: 10, rows: 1_000_000 };
+
+async function machine() {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  const [{ server_version }] = (await client.query('SHOW server_version')).rows;
+  await client.end();
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    freeMemoryGiB: Math.round(freemem() / 2 ** 30),
+    node: process.version,
+    postgres: server_version,
+    kernel: execSync('uname -sr').toString().trim(),
+  };
+}
+
+/** Runs one scenario on a fresh database of the given engine. */
+async function onFresh(engine, scenario) {
+  if (engine === 'postgres') {
+    const schema = await freshSchema();
+    const target = { engine, url: schema.url, baseUrl: PG_URL, schema: schema.schema };
+    const seeded = await openSeeded(target);
+    try {
+      return await scenario(target, seeded, settings);
+    } finally {
+      await seeded.db.close();
+      await schema.drop();
+    }
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const target = { engine, dataDir };
+  const seeded = await openSeeded(target);
+  // PGlite has one writer: seed, close, then let the service open the folder.
+  const wrapped = { ...seeded, db: seeded.db };
+  try {
+    return await scenario(target, wrapped, settings);
+  } finally {
+    await seeded.db.close().catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const SCENARIOS = [
+  ['postgres', apiRead],
+  ['postgres', deepPage],
+];
+
+const results = [];
+for (const [engine, scenario] of SCENARIOS) {
+  process.stdout.write(`running ${scenario.name} on ${engine}...\n`);
+  const result = await onFresh(engine, scenario);
+  results.push({ engine, ...result });
+  process.stdout.write(`  ${result.name}: ${result.value} ${result.unit} (baseline ${result.baseline}, ratio ${result.ratio}) ${result.pass ? 'PASS' : 'MISS'}\n`);
+}
+
+const report = { date: new Date().toISOString(), quick, machine: await machine(), results };
+const peak = Math.max(...results.map((r) => r.peakRssMb ?? 0));
+report.peakRssMb = peak;
+
+const lines = [
+  `# Benchmark ${report.date}${quick ? ' (quick)' : ''}`,
+  '',
+  `Machine: ${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memoryGiB} GiB, ${report.machine.kernel}, Node ${report.machine.node}, PostgreSQL ${report.machine.postgres}`,
+  '',
+  '| engine | scenario | result | p99 ms | baseline | baseline p99 ms | ratio | target | |',
+  '|---|---|---|---|---|---|---|---|---|',
+  ...results.map(
+    (r) =>
+      `| ${r.engine} | ${r.name} | ${r.value} ${r.unit} | ${r.p99Ms ?? ''} | ${r.baseline ?? ''} (${r.baselineName ?? ''}) | ${r.baselineP99Ms ?? ''} | ${r.ratio ?? ''} | ${r.target} | ${r.pass ? 'pass' : 'MISS'} |`,
+  ),
+  '',
+  `Peak RSS of the service across the run: ${peak.toFixed(0)} MB (target <= 300 MB)`,
+  '',
+];
+const dir = join(ROOT, 'bench/results');
+mkdirSync(dir, { recursive: true });
+const stamp = report.date.replace(/[:.]/g, '-');
+writeFileSync(join(dir, `${stamp}.json`), JSON.stringify(report, null, 2) + '\n');
+writeFileSync(join(dir, `${stamp}.md`), lines.join('\n'));
+writeFileSync(join(dir, 'latest.md'), lines.join('\n'));
+process.stdout.write('\n' + lines.join('\n') + '\n');
