@@ -5,21 +5,36 @@ import type { AppContext } from './context.js';
 import { Event } from './events/schemas.js';
 import { eventRoutes } from './events/routes.js';
 import { WORKSPACE_MOUNTS } from './http/mount.js';
+import { notificationRoutes } from './notifications/routes.js';
 import { Product } from './products/schemas.js';
 import { productRoutes } from './products/routes.js';
+import { WebhookDelivery } from './webhooks/deliveries/schemas.js';
+import { webhookDeliveryRoutes } from './webhooks/deliveries/routes.js';
+import { WebhookEndpoint } from './webhooks/endpoints/schemas.js';
+import { webhookEndpointRoutes } from './webhooks/endpoints/routes.js';
 
 /** Every route of the API. Workspace resources are mounted at /v1 and /v1/workspaces/{workspaceId}. */
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.addSchema(Product);
   app.addSchema(Event);
+  app.addSchema(WebhookEndpoint);
+  app.addSchema(WebhookDelivery);
 
-  await app.register(async (scope) => accountRoutes(scope, ctx), { prefix: '/v1' });
+  await app.register(
+    async (scope) => {
+      accountRoutes(scope, ctx);
+      notificationRoutes(scope, ctx);
+    },
+    { prefix: '/v1' },
+  );
 
   for (const mount of WORKSPACE_MOUNTS) {
     await app.register(
       async (scope) => {
         productRoutes(scope, ctx, mount);
         eventRoutes(scope, ctx, mount);
+        webhookEndpointRoutes(scope, ctx, mount);
+        webhookDeliveryRoutes(scope, ctx, mount);
         if (mount.inPath) apiKeyRoutes(scope, ctx, mount);
       },
       { prefix: mount.prefix },

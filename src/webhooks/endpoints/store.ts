@@ -1,4 +1,6 @@
 import type { Queryable } from '../../db/db.js';
+import { Where } from '../../db/where.js';
+import { fetchPage, type Cursor, type Page } from '../../http/pagination.js';
 import { newId } from '../../lib/ids.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import { newSigningSecret } from '../secrets.js';
@@ -53,4 +55,122 @@ export function signingSecrets(box: SecretBox, row: Pick<EndpointRow, 'secret_en
     secrets.push(box.decrypt(row.previous_secret_enc));
   }
   return secrets;
+}
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  description: string | null;
+  subscribedEvents: string[];
+  active: boolean;
+  disabledReason: 'manual' | 'auto' | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The public shape: never any secret, sealed or not. */
+export function toView(row: EndpointRow): EndpointView {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    subscribedEvents: row.subscribed_events,
+    active: row.active,
+    disabledReason: row.disabled_reason,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export async function listEndpoints(q: Queryable, workspaceId: string, cursor: Cursor | null, limit: number): Promise<Page<EndpointRow>> {
+  const where = new Where().add('workspace_id = $?', workspaceId).add('deleted_at IS NULL');
+  return fetchPage(q, { select: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints`, where, cursor, limit });
+}
+
+export interface EndpointChanges {
+  url?: string;
+  subscribedEvents?: string[];
+  description?: string | null;
+  active?: boolean;
+}
+
+/**
+ * Applies the given fields. Pausing records `manual` unless the endpoint is already inactive (an
+ * auto-disabled one keeps saying why); re-enabling clears the reason and, when it was inactive,
+ * the consecutive failure count. In SET, column names read the row's values before the update.
+ */
+export async function updateEndpoint(q: Queryable, workspaceId: string, id: string, changes: EndpointChanges, now: Date): Promise<EndpointRow | null> {
+  const sets: string[] = [];
+  const params: unknown[] = [id, workspaceId, now];
+  const set = (column: string, value: unknown) => {
+    params.push(value);
+    sets.push(`${column} = $${params.length}`);
+  };
+  if (changes.url !== undefined) set('url', changes.url);
+  if (changes.subscribedEvents !== undefined) set('subscribed_events', changes.subscribedEvents);
+  if (changes.description !== undefined) set('description', changes.description);
+  if (changes.active === false) {
+    sets.push("active = false", "disabled_reason = CASE WHEN active OR disabled_reason IS NULL THEN 'manual' ELSE disabled_reason END");
+  } else if (changes.active === true) {
+    sets.push('active = true', 'disabled_reason = NULL', 'consecutive_failures = CASE WHEN active THEN consecutive_failures ELSE 0 END');
+  }
+  const [row] = await q.query<EndpointRow>(
+    `UPDATE webhook_endpoints SET updated_at = $3${sets.map((s) => `, ${s}`).join('')}
+      WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING ${ENDPOINT_COLUMNS}`,
+    params,
+  );
+  return row ?? null;
+}
+
+/** Soft delete: the row stays for its delivery history, but is inactive and hidden from reads. */
+export async function deleteEndpoint(q: Queryable, workspaceId: string, id: string, now: Date): Promise<boolean> {
+  const rows = await q.query(
+    `UPDATE webhook_endpoints
+        SET deleted_at = $3, updated_at = $3, active = false,
+            disabled_reason = CASE WHEN active OR disabled_reason IS NULL THEN 'manual' ELSE disabled_reason END
+      WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING id`,
+    [id, workspaceId, now],
+  );
+  return rows.length === 1;
+}
+
+export const PREVIOUS_SECRET_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Draws a new secret; the current one becomes the previous one and keeps signing for 24 hours. A
+ * second rotation inside that window drops the oldest secret at once: only two ever sign. One
+ * statement, so concurrent rotations cannot lose a secret between read and write.
+ */
+export async function rotateSecret(
+  q: Queryable,
+  box: SecretBox,
+  workspaceId: string,
+  id: string,
+  now: Date,
+): Promise<{ secret: string; previousSecretExpiresAt: Date } | null> {
+  const secret = newSigningSecret();
+  const expires = new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS);
+  const rows = await q.query(
+    `UPDATE webhook_endpoints
+        SET previous_secret_enc = secret_enc, secret_enc = $3, previous_secret_expires_at = $4, updated_at = $5
+      WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING id`,
+    [id, workspaceId, box.encrypt(secret), expires, now],
+  );
+  return rows.length === 1 ? { secret, previousSecretExpiresAt: expires } : null;
+}
+
+/**
+ * Locks the endpoint row (deleted or not) for a transaction that enqueues to it: a concurrent pause
+ * waits for this commit and then disables the row we queued, or we wait for it and see it inactive.
+ */
+export async function lockEndpoint(
+  q: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<{ id: string; active: boolean; disabled_reason: 'manual' | 'auto' | null; deleted_at: Date | null } | null> {
+  const [row] = await q.query<{ id: string; active: boolean; disabled_reason: 'manual' | 'auto' | null; deleted_at: Date | null }>(
+    'SELECT id, active, disabled_reason, deleted_at FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2 FOR UPDATE',
+    [id, workspaceId],
+  );
+  return row ?? null;
 }

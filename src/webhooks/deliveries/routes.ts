@@ -1,0 +1,113 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { errorResponses, notFound, validation } from '../../http/errors.js';
+import { pageUrls, requestCursor } from '../../http/list.js';
+import { IdParam, WorkspaceHeader, type Mount } from '../../http/mount.js';
+import { DEFAULT_LIMIT } from '../../http/pagination.js';
+import { isId, newId } from '../../lib/ids.js';
+import { endpointInactive } from '../endpoints/schemas.js';
+import { lockEndpoint } from '../endpoints/store.js';
+import { DeliveryList, DeliveryListQuery, Replayed, WebhookDeliveryDetail, type DeliveryListQueryInput } from './schemas.js';
+import { enqueueDelivery, findDelivery, listDeliveries, toDetailView, toListView, type DeliveryFilters } from './store.js';
+
+const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
+const write = { scope: 'workspace', permission: 'workspace:developer:write' } as const;
+type DeliveryParams = { Params: { deliveryId: string } };
+
+/**
+ * The schema checks the date-time shape; an instant it lets through that Date cannot hold (a leap
+ * second such as 23:59:60) is refused here rather than reaching the database.
+ */
+function instant(value: string | undefined, name: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) {
+    throw validation(`Invalid query: ${name} is not a valid ISO 8601 date-time.`, [{ path: `query.${name}`, message: 'not a valid date-time' }]);
+  }
+  return date;
+}
+
+function filtersOf(query: DeliveryListQueryInput): DeliveryFilters {
+  return {
+    endpointId: query.endpointId,
+    status: query.status,
+    eventType: query.eventType,
+    createdGte: instant(query.createdGte, 'createdGte'),
+    createdLte: instant(query.createdLte, 'createdLte'),
+  };
+}
+
+export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
+  const deliveryParams = mount.params({ deliveryId: IdParam('Webhook delivery id (whd_...).') });
+  const common = { tags: ['Webhook deliveries'], headers: WorkspaceHeader };
+
+  app.get<{ Querystring: DeliveryListQueryInput }>('/webhooks/deliveries', {
+    config: { auth: read },
+    schema: {
+      ...common,
+      summary: 'List webhook deliveries, newest first, with filters',
+      params: mount.params(),
+      querystring: DeliveryListQuery,
+      response: { 200: DeliveryList, ...errorResponses() },
+    },
+    handler: async (request) => {
+      const { limit = DEFAULT_LIMIT, page, endpointId, status, eventType, createdGte, createdLte } = request.query;
+      const workspaceId = request.workspace!.id;
+      // The filters as given are bound into the cursor: changing one beside a page token is a 400.
+      const binding = { list: 'webhook-deliveries', scope: workspaceId, limit, filters: { endpointId, status, eventType, createdGte, createdLte } };
+      const filters = filtersOf(request.query);
+      const result = await listDeliveries(ctx.db, workspaceId, filters, requestCursor(ctx, page, binding), limit);
+      return { data: result.rows.map(toListView), ...pageUrls(ctx, request, binding, result) };
+    },
+  });
+
+  app.get<DeliveryParams>('/webhooks/deliveries/:deliveryId', {
+    config: { auth: read },
+    schema: {
+      ...common,
+      summary: 'Retrieve a delivery with its request and last response',
+      params: deliveryParams,
+      response: { 200: WebhookDeliveryDetail, ...errorResponses() },
+    },
+    handler: async (request) => {
+      const { deliveryId } = request.params;
+      const row = isId('whd', deliveryId) ? await findDelivery(ctx.db, request.workspace!.id, deliveryId) : null;
+      if (!row) throw notFound('webhook delivery');
+      return { delivery: toDetailView(row) };
+    },
+  });
+
+  app.post<DeliveryParams>('/webhooks/deliveries/:deliveryId/replay', {
+    config: { auth: write },
+    schema: {
+      ...common,
+      summary: 'Queue a new delivery with the same body (409 when the endpoint is not active)',
+      params: deliveryParams,
+      response: { 201: Replayed, ...errorResponses(409) },
+    },
+    handler: async (request, reply) => {
+      const { deliveryId } = request.params;
+      if (!isId('whd', deliveryId)) throw notFound('webhook delivery');
+      const workspaceId = request.workspace!.id;
+      const now = ctx.clock.now();
+      const replayed = await ctx.db.tx(async (q) => {
+        const original = await findDelivery(q, workspaceId, deliveryId);
+        if (!original || original.body === null) throw notFound('webhook delivery');
+        const endpoint = await lockEndpoint(q, workspaceId, original.endpoint_id);
+        if (!endpoint) throw notFound('webhook delivery');
+        if (endpoint.deleted_at || !endpoint.active) throw endpointInactive(endpoint);
+        // The same bytes go out again under a new delivery id (so a new webhook-id) and a synthetic event id.
+        const input = {
+          workspaceId,
+          endpointId: endpoint.id,
+          eventId: newId('evt', now),
+          eventType: original.event_type,
+          payload: original.body,
+          replayOf: original.id,
+        };
+        return { id: await enqueueDelivery(q, input, now), endpointId: endpoint.id };
+      });
+      return reply.status(201).send({ delivery: replayed });
+    },
+  });
+}

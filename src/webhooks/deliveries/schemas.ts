@@ -1,0 +1,61 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ListOf } from '../../http/list.js';
+import { PageQuery } from '../../http/pagination.js';
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+const Status = Type.Union([Type.Literal('pending'), Type.Literal('success'), Type.Literal('failed'), Type.Literal('disabled')], {
+  description: 'pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive.',
+});
+
+const listFields = {
+  id: Type.String({ description: 'whd_...; also the webhook-id header, reused by retries.' }),
+  endpointId: Type.String({ description: 'whe_...' }),
+  eventId: Type.String({ description: 'The originating event, or a synthetic evt_ id for webhook.ping and replays.' }),
+  eventType: Type.String(),
+  workspaceId: Type.String(),
+  status: Status,
+  attempt: Type.Integer({ description: 'HTTP attempts made so far.' }),
+  createdAt: Type.String({ format: 'date-time', description: 'When the row was enqueued.' }),
+  deliveredAt: Nullable(Type.String({ format: 'date-time', description: 'Time of the successful attempt.' })),
+  error: Nullable(Type.String({ description: 'Short error of the last failed attempt.' })),
+  responseStatus: Nullable(Type.Integer({ description: 'HTTP status of the last attempt.' })),
+  responseTimeMs: Nullable(Type.Integer({ description: 'Round trip of the last attempt in milliseconds.' })),
+  replayOf: Nullable(Type.String({ description: 'For a replay, the id of the delivery it copies.' })),
+};
+
+export const WebhookDelivery = Type.Object(listFields, { $id: 'WebhookDelivery', description: 'One delivery of one event to one endpoint.' });
+
+const HeaderMap = (description: string) => Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], { description });
+
+export const WebhookDeliveryDetail = Type.Object({
+  delivery: Type.Object({
+    ...listFields,
+    nextAttemptAt: Nullable(Type.String({ format: 'date-time', description: 'When the next attempt is due; null once finished.' })),
+    requestBody: Type.Unknown({ description: 'The JSON body sent (or to be sent).' }),
+    requestHeaders: HeaderMap('Headers of the last attempt, without secrets; null before the first attempt.'),
+    responseBody: Nullable(Type.String({ description: 'Body of the last response, truncated; null without a response.' })),
+    responseHeaders: HeaderMap('Headers of the last response; null without a response.'),
+    subject: Nullable(Type.Object({ id: Type.String(), type: Type.String() }, { description: 'The resource the event is about; null for webhook.ping.' })),
+  }),
+});
+
+export const DeliveryList = ListOf(Type.Ref('WebhookDelivery'), 'Deliveries of the workspace, newest first.');
+
+export const DeliveryListQuery = Type.Object(
+  {
+    ...PageQuery,
+    endpointId: Type.Optional(Type.String({ pattern: '^whe_[0-9a-z]{26}$', description: 'Only deliveries to this endpoint (whe_...).' })),
+    status: Type.Optional(Status),
+    eventType: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Exact event type.' })),
+    createdGte: Type.Optional(Type.String({ format: 'date-time', description: 'createdAt at or after this instant (ISO 8601 with offset).' })),
+    createdLte: Type.Optional(Type.String({ format: 'date-time', description: 'createdAt at or before this instant (ISO 8601 with offset).' })),
+  },
+  { additionalProperties: false },
+);
+
+export const Replayed = Type.Object({
+  delivery: Type.Object({ id: Type.String({ description: 'whd_... of the new delivery.' }), endpointId: Type.String() }),
+});
+
+export type DeliveryListQueryInput = Static<typeof DeliveryListQuery>;

@@ -1,0 +1,165 @@
+import type { Queryable } from '../../db/db.js';
+import { Where } from '../../db/where.js';
+import { fetchPage, type Cursor, type Page } from '../../http/pagination.js';
+import { newId } from '../../lib/ids.js';
+import { DELIVERY_CHANNEL } from '../fanout.js';
+
+export type DeliveryStatus = 'pending' | 'success' | 'failed' | 'disabled';
+
+export interface DeliveryRow {
+  id: string;
+  workspace_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  replay_of: string | null;
+  status: DeliveryStatus;
+  attempt: number;
+  created_at: Date;
+  delivered_at: Date | null;
+  error: string | null;
+  response_status: number | null;
+  response_time_ms: number | null;
+}
+
+export interface DeliveryDetailRow extends DeliveryRow {
+  next_attempt_at: Date | null;
+  /** The text sent: the row's own payload (pings, replays) or its event's stored body. */
+  body: string | null;
+  request_headers: unknown;
+  response_body: string | null;
+  response_headers: unknown;
+}
+
+const LIST_COLUMNS = [
+  'id', 'workspace_id', 'endpoint_id', 'event_id', 'event_type', 'replay_of', 'status', 'attempt',
+  'created_at', 'delivered_at', 'error', 'response_status', 'response_time_ms',
+];
+
+export interface DeliveryFilters {
+  endpointId?: string;
+  status?: DeliveryStatus;
+  eventType?: string;
+  createdGte?: Date;
+  createdLte?: Date;
+}
+
+export async function listDeliveries(
+  q: Queryable,
+  workspaceId: string,
+  filters: DeliveryFilters,
+  cursor: Cursor | null,
+  limit: number,
+): Promise<Page<DeliveryRow>> {
+  const where = new Where().add('workspace_id = $?', workspaceId);
+  if (filters.endpointId) where.add('endpoint_id = $?', filters.endpointId);
+  if (filters.status) where.add('status = $?', filters.status);
+  if (filters.eventType) where.add('event_type = $?', filters.eventType);
+  if (filters.createdGte) where.add('created_at >= $?', filters.createdGte);
+  if (filters.createdLte) where.add('created_at <= $?', filters.createdLte);
+  return fetchPage(q, { select: `SELECT ${LIST_COLUMNS.join(', ')} FROM webhook_deliveries`, where, cursor, limit });
+}
+
+export async function findDelivery(q: Queryable, workspaceId: string, id: string): Promise<DeliveryDetailRow | null> {
+  const [row] = await q.query<DeliveryDetailRow>(
+    `SELECT ${LIST_COLUMNS.map((c) => `d.${c}`).join(', ')}, d.next_attempt_at, d.request_headers, d.response_body, d.response_headers,
+            COALESCE(d.payload, e.body) AS body
+       FROM webhook_deliveries d
+       LEFT JOIN events e ON e.id = d.event_id AND e.workspace_id = d.workspace_id
+      WHERE d.id = $1 AND d.workspace_id = $2`,
+    [id, workspaceId],
+  );
+  return row ?? null;
+}
+
+/**
+ * Queues a delivery whose body is not an event of the log (a test ping or a replay): pending, due
+ * now, attempt 0. The NOTIFY reaches workers when the caller's transaction commits.
+ */
+export async function enqueueDelivery(
+  q: Queryable,
+  input: { workspaceId: string; endpointId: string; eventId: string; eventType: string; payload: string; replayOf: string | null },
+  now: Date,
+): Promise<string> {
+  const id = newId('whd', now);
+  await q.query(
+    `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of, status, attempt, next_attempt_at, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $8)`,
+    [id, input.workspaceId, input.endpointId, input.eventId, input.eventType, input.payload, input.replayOf, now],
+  );
+  await q.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', '')`);
+  return id;
+}
+
+/** A paused or deleted endpoint sends nothing more: its queued deliveries stay in history as `disabled`. */
+export async function disablePendingDeliveries(q: Queryable, endpointId: string): Promise<number> {
+  const rows = await q.query(
+    `UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL
+      WHERE endpoint_id = $1 AND status = 'pending' RETURNING id`,
+    [endpointId],
+  );
+  return rows.length;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toListView(row: DeliveryRow) {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    workspaceId: row.workspace_id,
+    status: row.status,
+    attempt: row.attempt,
+    createdAt: row.created_at.toISOString(),
+    deliveredAt: iso(row.delivered_at),
+    error: row.error,
+    responseStatus: row.response_status,
+    responseTimeMs: row.response_time_ms,
+    replayOf: row.replay_of,
+  };
+}
+
+/** Header names that could carry a credential are never shown, whatever the sender recorded. */
+const HIDDEN_HEADER = /^(authorization|proxy-authorization|cookie)$|secret|token/i;
+
+/** A stored header map as string to string; null when nothing was recorded (no attempt yet). */
+function headerMap(value: unknown, hide: boolean): Record<string, string> | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const out: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(value as Record<string, unknown>)) {
+    if (raw === null || raw === undefined || (hide && HIDDEN_HEADER.test(name))) continue;
+    out[name] = Array.isArray(raw) ? raw.map(String).join(', ') : String(raw);
+  }
+  return out;
+}
+
+function parseBody(body: string | null): unknown {
+  if (body === null) return null;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+}
+
+/** The resource the event is about, read from the body so pings (none) and replays (a copy) agree. */
+function subjectOf(body: unknown): { id: string; type: string } | null {
+  const subject = (body as { subject?: { id?: unknown; type?: unknown } } | null)?.subject;
+  if (!subject || typeof subject.id !== 'string' || typeof subject.type !== 'string') return null;
+  return { id: subject.id, type: subject.type };
+}
+
+export function toDetailView(row: DeliveryDetailRow) {
+  const requestBody = parseBody(row.body);
+  return {
+    ...toListView(row),
+    nextAttemptAt: iso(row.next_attempt_at),
+    requestBody,
+    requestHeaders: headerMap(row.request_headers, true),
+    responseBody: row.response_body,
+    responseHeaders: headerMap(row.response_headers, false),
+    subject: subjectOf(requestBody),
+  };
+}

@@ -1,0 +1,192 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { EVENT_CATALOG } from '../../events/catalog.js';
+import { errorResponses, notFound } from '../../http/errors.js';
+import { pageUrls, refusePage, requestCursor, wholeList } from '../../http/list.js';
+import { IdParam, WorkspaceHeader, type Mount } from '../../http/mount.js';
+import { DEFAULT_LIMIT, PageQuery } from '../../http/pagination.js';
+import { isId, newId } from '../../lib/ids.js';
+import { disablePendingDeliveries, enqueueDelivery } from '../deliveries/store.js';
+import {
+  CreatedWebhookEndpoint,
+  EndpointCreate,
+  EndpointDeleted,
+  EndpointList,
+  EndpointListQuery,
+  EndpointUpdate,
+  EventTypeList,
+  RotatedSecret,
+  TestEventSent,
+  checkSubscriptions,
+  checkUrl,
+  endpointInactive,
+} from './schemas.js';
+import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, lockEndpoint, rotateSecret, toView, updateEndpoint } from './store.js';
+
+const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
+const write = { scope: 'workspace', permission: 'workspace:developer:write' } as const;
+const SmallListQuery = Type.Object(PageQuery, { additionalProperties: false });
+type EndpointParams = { Params: { endpointId: string } };
+
+/** An id of the wrong shape can never exist: it is a 404 like an unknown one, before any query. */
+function endpointIdOf(params: { endpointId: string }): string {
+  if (!isId('whe', params.endpointId)) throw notFound('webhook endpoint');
+  return params.endpointId;
+}
+
+export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
+  const endpointParams = mount.params({ endpointId: IdParam('Webhook endpoint id (whe_...).') });
+  const common = { tags: ['Webhook endpoints'], headers: WorkspaceHeader };
+  const Endpoint = Type.Ref('WebhookEndpoint');
+
+  app.post<{ Body: Static<typeof EndpointCreate> }>('/webhooks/endpoints', {
+    config: { auth: write },
+    schema: {
+      ...common,
+      summary: 'Create a webhook endpoint (the signing secret is returned once)',
+      params: mount.params(),
+      body: EndpointCreate,
+      response: { 201: CreatedWebhookEndpoint, ...errorResponses(413, 415) },
+    },
+    handler: async (request, reply) => {
+      const { url, subscribedEvents, description } = request.body;
+      const input = {
+        workspaceId: request.workspace!.id,
+        url: checkUrl(url, ctx.config.allowPrivateTargets),
+        subscribedEvents: checkSubscriptions(subscribedEvents),
+        description,
+      };
+      const { row, secret } = await createEndpoint(ctx.db, ctx.secrets, input, ctx.clock.now());
+      return reply.status(201).send({ ...toView(row), secret });
+    },
+  });
+
+  app.get<{ Querystring: Static<typeof EndpointListQuery> }>('/webhooks/endpoints', {
+    config: { auth: read },
+    schema: { ...common, summary: 'List webhook endpoints, newest first', params: mount.params(), querystring: EndpointListQuery, response: { 200: EndpointList, ...errorResponses() } },
+    handler: async (request) => {
+      const { limit = DEFAULT_LIMIT, page } = request.query;
+      const workspaceId = request.workspace!.id;
+      const binding = { list: 'webhook-endpoints', scope: workspaceId, limit, filters: {} };
+      const result = await listEndpoints(ctx.db, workspaceId, requestCursor(ctx, page, binding), limit);
+      return { data: result.rows.map(toView), ...pageUrls(ctx, request, binding, result) };
+    },
+  });
+
+  // Registered beside /:endpointId; the router prefers this static path, and no id can equal it.
+  app.get<{ Querystring: Static<typeof SmallListQuery> }>('/webhooks/endpoints/event-types', {
+    config: { auth: read },
+    schema: {
+      ...common,
+      summary: 'The catalog of event types valid in subscribedEvents (a small set: both page URLs null)',
+      params: mount.params(),
+      querystring: SmallListQuery,
+      response: { 200: EventTypeList, ...errorResponses() },
+    },
+    handler: async (request) => {
+      refusePage(request.query.page);
+      return wholeList(EVENT_CATALOG.map(({ type, description }) => ({ type, description })));
+    },
+  });
+
+  app.get<EndpointParams>('/webhooks/endpoints/:endpointId', {
+    config: { auth: read },
+    schema: { ...common, summary: 'Retrieve a webhook endpoint (without its secret)', params: endpointParams, response: { 200: Endpoint, ...errorResponses() } },
+    handler: async (request) => {
+      const row = await findEndpoint(ctx.db, request.workspace!.id, endpointIdOf(request.params));
+      if (!row) throw notFound('webhook endpoint');
+      return toView(row);
+    },
+  });
+
+  app.patch<EndpointParams & { Body: Static<typeof EndpointUpdate> }>('/webhooks/endpoints/:endpointId', {
+    config: { auth: write },
+    schema: {
+      ...common,
+      summary: 'Update a webhook endpoint; active false pauses it, active true re-enables it',
+      params: endpointParams,
+      body: EndpointUpdate,
+      response: { 200: Endpoint, ...errorResponses(413, 415) },
+    },
+    handler: async (request) => {
+      const id = endpointIdOf(request.params);
+      const { url, subscribedEvents, description, active } = request.body;
+      const changes = {
+        url: url === undefined ? undefined : checkUrl(url, ctx.config.allowPrivateTargets),
+        subscribedEvents: subscribedEvents === undefined ? undefined : checkSubscriptions(subscribedEvents),
+        description,
+        active,
+      };
+      const row = await ctx.db.tx(async (q) => {
+        const updated = await updateEndpoint(q, request.workspace!.id, id, changes, ctx.clock.now());
+        // Pausing stops what is already queued too, in the same transaction as the flag.
+        if (updated && active === false) await disablePendingDeliveries(q, id);
+        return updated;
+      });
+      if (!row) throw notFound('webhook endpoint');
+      return toView(row);
+    },
+  });
+
+  app.delete<EndpointParams>('/webhooks/endpoints/:endpointId', {
+    config: { auth: write },
+    schema: {
+      ...common,
+      summary: 'Delete a webhook endpoint; queued deliveries become disabled, the delivery history stays',
+      params: endpointParams,
+      response: { 200: EndpointDeleted, ...errorResponses() },
+    },
+    handler: async (request) => {
+      const id = endpointIdOf(request.params);
+      const deleted = await ctx.db.tx(async (q) => {
+        const done = await deleteEndpoint(q, request.workspace!.id, id, ctx.clock.now());
+        if (done) await disablePendingDeliveries(q, id);
+        return done;
+      });
+      if (!deleted) throw notFound('webhook endpoint');
+      return { id, deleted: true as const };
+    },
+  });
+
+  app.post<EndpointParams>('/webhooks/endpoints/:endpointId/rotate-secret', {
+    config: { auth: write },
+    schema: {
+      ...common,
+      summary: 'Issue a new signing secret; the previous one keeps signing for 24 hours',
+      params: endpointParams,
+      response: { 200: RotatedSecret, ...errorResponses() },
+    },
+    handler: async (request) => {
+      const rotated = await rotateSecret(ctx.db, ctx.secrets, request.workspace!.id, endpointIdOf(request.params), ctx.clock.now());
+      if (!rotated) throw notFound('webhook endpoint');
+      return { secret: rotated.secret, previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString() };
+    },
+  });
+
+  app.post<EndpointParams>('/webhooks/endpoints/:endpointId/send-test-event', {
+    config: { auth: write },
+    schema: {
+      ...common,
+      summary: 'Queue a webhook.ping delivery to this endpoint (409 when it is not active)',
+      params: endpointParams,
+      response: { 201: TestEventSent, ...errorResponses(409) },
+    },
+    handler: async (request, reply) => {
+      const id = endpointIdOf(request.params);
+      const workspaceId = request.workspace!.id;
+      const now = ctx.clock.now();
+      const sent = await ctx.db.tx(async (q) => {
+        const endpoint = await lockEndpoint(q, workspaceId, id);
+        if (!endpoint || endpoint.deleted_at) throw notFound('webhook endpoint');
+        if (!endpoint.active) throw endpointInactive(endpoint);
+        // A synthetic event: sent to this endpoint only, never written to the event log.
+        const eventId = newId('evt', now);
+        const payload = JSON.stringify({ id: eventId, type: 'webhook.ping', created: now.toISOString() });
+        const deliveryId = await enqueueDelivery(q, { workspaceId, endpointId: id, eventId, eventType: 'webhook.ping', payload, replayOf: null }, now);
+        return { deliveryId, eventId };
+      });
+      return reply.status(201).send(sent);
+    },
+  });
+}

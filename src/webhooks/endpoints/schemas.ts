@@ -1,0 +1,128 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { EVENT_TYPES } from '../../events/catalog.js';
+import { ApiError, validation } from '../../http/errors.js';
+import { ListOf } from '../../http/list.js';
+import { PageQuery } from '../../http/pagination.js';
+import { subscriptionPatterns } from '../fanout.js';
+
+export const MAX_URL_LENGTH = 2048;
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const WebhookEndpoint = Type.Object(
+  {
+    id: Type.String({ description: 'whe_...' }),
+    url: Type.String({ description: 'The URL that receives deliveries.' }),
+    description: Nullable(Type.String()),
+    subscribedEvents: Type.Array(Type.String(), { description: 'Exact event types or prefix patterns such as product.*.' }),
+    active: Type.Boolean({ description: 'False while paused or auto-disabled: events then get disabled delivery rows and no request.' }),
+    disabledReason: Nullable(
+      Type.Union([Type.Literal('manual'), Type.Literal('auto')], {
+        description: 'manual: paused with PATCH {active: false}; auto: disabled after 5 consecutive failed deliveries.',
+      }),
+    ),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'WebhookEndpoint', description: 'A webhook endpoint. Its signing secret is shown only by create and rotate-secret.' },
+);
+
+export const CreatedWebhookEndpoint = Type.Composite([
+  Type.Object(WebhookEndpoint.properties),
+  Type.Object({ secret: Type.String({ description: 'The signing secret (whsec_...), returned this once.' }) }),
+]);
+
+const fields = {
+  url: Type.String({
+    minLength: 1,
+    maxLength: MAX_URL_LENGTH,
+    description: 'An https:// URL (http:// too when SVC_ALLOW_PRIVATE_TARGETS is set, for local development).',
+  }),
+  subscribedEvents: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+    minItems: 1,
+    maxItems: 50,
+    description: 'Event types from GET /webhooks/endpoints/event-types, or prefix patterns such as product.*; duplicates are dropped.',
+  }),
+  description: Nullable(Type.String({ maxLength: 500 })),
+};
+
+export const EndpointCreate = Type.Object(
+  { url: fields.url, subscribedEvents: fields.subscribedEvents, description: Type.Optional(fields.description) },
+  { additionalProperties: false },
+);
+
+export const EndpointUpdate = Type.Partial(
+  Type.Object({
+    ...fields,
+    active: Type.Boolean({ description: 'false pauses (pending deliveries become disabled); true re-enables and resets the failure count.' }),
+  }),
+  { additionalProperties: false, minProperties: 1, description: 'Fields to change; null clears description.' },
+);
+
+export const EndpointList = ListOf(Type.Ref('WebhookEndpoint'), 'Webhook endpoints of the workspace, newest first.');
+export const EndpointListQuery = Type.Object(PageQuery, { additionalProperties: false });
+
+export const EventTypeList = ListOf(
+  Type.Object({ type: Type.String(), description: Type.String() }),
+  'Every event type an endpoint can subscribe to (a small set: both page URLs null).',
+);
+
+export const RotatedSecret = Type.Object({
+  secret: Type.String({ description: 'The new signing secret (whsec_...), returned this once.' }),
+  previousSecretExpiresAt: Type.String({ format: 'date-time', description: 'Until then deliveries are signed with both secrets.' }),
+});
+
+export const TestEventSent = Type.Object({
+  deliveryId: Type.String({ description: 'whd_... of the queued delivery.' }),
+  eventId: Type.String({ description: 'Synthetic evt_... id of the webhook.ping event (not in the event log).' }),
+});
+
+export const EndpointDeleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) });
+
+export type EndpointCreateInput = Static<typeof EndpointCreate>;
+export type EndpointUpdateInput = Static<typeof EndpointUpdate>;
+
+/** A subscription is valid when fan-out can match it: a catalog type, or a prefix pattern of one. */
+export function isValidSubscription(entry: string): boolean {
+  return EVENT_TYPES.some((type) => subscriptionPatterns(type).includes(entry));
+}
+
+/** Refuses entries outside the catalog, naming the catalog; returns the list without duplicates. */
+export function checkSubscriptions(entries: string[]): string[] {
+  const unknown = entries.filter((e) => !isValidSubscription(e));
+  if (unknown.length > 0) {
+    throw validation(
+      `Unknown event type ${unknown.map((u) => `"${u}"`).join(', ')} in subscribedEvents. ` +
+        `Use one of: ${EVENT_TYPES.join(', ')}, or a prefix pattern such as product.*.`,
+      unknown.map((u) => ({ path: `body.subscribedEvents`, message: `"${u}" is not in the event-type catalog` })),
+    );
+  }
+  return [...new Set(entries)];
+}
+
+/**
+ * Endpoint URLs must be https:// (DESIGN "Webhook endpoints"); http:// only where private targets
+ * are allowed for local development. Credentials in the URL are refused: the URL is shown by every
+ * read, so it must not carry a secret. Which addresses the sender may reach is checked at connect time.
+ */
+export function checkUrl(text: string, allowHttp: boolean): string {
+  const fail = (why: string) => validation(`Invalid url: ${why}.`, [{ path: 'body.url', message: why }]);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw fail('not an absolute URL');
+  }
+  const schemes = allowHttp ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol)) throw fail(allowHttp ? 'must start with https:// or http://' : 'must start with https://');
+  if (!url.hostname) throw fail('has no host');
+  if (url.username || url.password) throw fail('must not contain a user name or password');
+  return text;
+}
+
+/** 409 for a ping or replay to an endpoint that cannot send; the message says how to fix it. */
+export function endpointInactive(endpoint: { disabled_reason: 'manual' | 'auto' | null; deleted_at: Date | null }): ApiError {
+  if (endpoint.deleted_at) return new ApiError('ENDPOINT_INACTIVE', 'The webhook endpoint was deleted.');
+  const why = endpoint.disabled_reason === 'auto' ? 'was disabled after 5 consecutive failed deliveries' : 'is paused';
+  return new ApiError('ENDPOINT_INACTIVE', `The webhook endpoint ${why}; re-enable it with PATCH {"active": true} first.`);
+}
