@@ -59,7 +59,8 @@ export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('workspace', null);
 
   app.addHook('onRequest', async (request) => {
-    if (!request.url.startsWith('/v1/')) return;
+    // The matched route decides, not the raw URL: the router decodes `/%761/products` to /v1/products.
+    if (!(request.routeOptions.url ?? request.url).startsWith('/v1/')) return;
     request.principal = await authenticate(request, ctx);
   });
 
@@ -67,7 +68,9 @@ export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
   app.addHook('preValidation', async (request) => {
     const auth = request.routeOptions.config?.auth;
     const principal = request.principal;
-    if (!auth || !principal) return;
+    if (!auth) return;
+    // Fail closed: a route that declares auth never runs without an authenticated caller.
+    if (!principal) throw unauthenticated('Missing credential: send Authorization: Bearer <API key or personal access token>.');
     if (auth.scope === 'user' && principal.kind !== 'pat') {
       throw forbidden('This operation needs a personal access token.');
     }
