@@ -10,8 +10,9 @@ describe('webhook endpoints', () => {
   let t: TestApp;
   let key: string;
   const clock = new ManualClock();
+  const unlimited = { rateLimitApiKey: 1_000_000, rateLimitPat: 1_000_000 };
   beforeAll(async () => {
-    t = await startTestApp({ clock });
+    t = await startTestApp({ clock, config: unlimited });
     key = t.demo.workspaces[0].apiKey;
   });
   afterAll(() => t.close());
@@ -93,7 +94,7 @@ describe('webhook endpoints', () => {
   });
 
   it('accepts http:// only where private targets are allowed', async () => {
-    const local = await startTestApp({ config: { allowPrivateTargets: true } });
+    const local = await startTestApp({ config: { ...unlimited, allowPrivateTargets: true } });
     try {
       const res = await local.call(local.demo.workspaces[0].apiKey, 'POST', '/v1/webhooks/endpoints', {
         url: 'http://127.0.0.1:8080/hook',

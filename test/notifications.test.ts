@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../src/lib/ids.js';
+import { pathOf, startTestApp, userOf, type TestApp } from './helpers/app.js';
+
+/** The delivery engine writes notifications; here rows are inserted directly to test the route. */
+describe('notifications', () => {
+  let t: TestApp;
+  const base = Date.parse('2026-03-01T00:00:00.000Z');
+
+  const insert = async (userId: string, workspaceId: string, minutes: number, readAt: Date | null = null) => {
+    const at = new Date(base + minutes * 60_000);
+    const id = newId('ntf', at);
+    await t.ctx.db.query(
+      `INSERT INTO notifications (id, user_id, workspace_id, type, subject, message, created_at, read_at)
+       VALUES ($1, $2, $3, 'webhook.endpoint.auto_disabled', $4, 'Endpoint disabled after 5 consecutive failed deliveries.', $5, $6)`,
+      [id, userId, workspaceId, JSON.stringify({ id: 'whe_x', type: 'webhook_endpoint' }), at, readAt],
+    );
+    return id;
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp({ config: { rateLimitApiKey: 1_000_000, rateLimitPat: 1_000_000 } });
+  });
+  afterAll(() => t.close());
+
+  it("lists only the token user's notifications, from every workspace, newest first", async () => {
+    const owner = userOf(t.demo, 'owner');
+    const viewer = userOf(t.demo, 'viewer');
+    const [ws0, ws1] = t.demo.workspaces;
+    const first = await insert(owner.id, ws0.id, 1, new Date(base + 5 * 60_000));
+    const second = await insert(owner.id, ws1.id, 2);
+    const theirs = await insert(viewer.id, ws0.id, 3);
+
+    const res = await t.call(owner.token, 'GET', '/v1/notifications');
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.data.map((n: { id: string }) => n.id)).toEqual([second, first]);
+    expect(body.data[1]).toEqual({
+      id: first,
+      type: 'webhook.endpoint.auto_disabled',
+      workspaceId: ws0.id,
+      subject: { id: 'whe_x', type: 'webhook_endpoint' },
+      message: 'Endpoint disabled after 5 consecutive failed deliveries.',
+      createdAt: new Date(base + 60_000).toISOString(),
+      readAt: new Date(base + 5 * 60_000).toISOString(),
+    });
+    expect(body.data[0].readAt).toBeNull();
+    expect((await t.call(viewer.token, 'GET', '/v1/notifications')).json().data.map((n: { id: string }) => n.id)).toEqual([theirs]);
+    expect((await t.call(userOf(t.demo, 'outsider').token, 'GET', '/v1/notifications')).json().data).toEqual([]);
+  });
+
+  it('paginates with keyset cursors bound to the user', async () => {
+    const admin = userOf(t.demo, 'admin');
+    const ids: string[] = [];
+    for (let i = 10; i < 15; i++) ids.unshift(await insert(admin.id, t.demo.workspaces[0].id, i));
+    const first = (await t.call(admin.token, 'GET', '/v1/notifications?limit=2')).json();
+    expect(first.data.map((n: { id: string }) => n.id)).toEqual(ids.slice(0, 2));
+    const second = (await t.call(admin.token, 'GET', pathOf(first.nextPageUrl))).json();
+    expect(second.data.map((n: { id: string }) => n.id)).toEqual(ids.slice(2, 4));
+    // Another user's token cannot follow the admin's cursor.
+    const foreign = await t.call(userOf(t.demo, 'viewer').token, 'GET', pathOf(first.nextPageUrl));
+    expect(foreign.statusCode).toBe(400);
+    expect(foreign.json().error.code).toBe('VALIDATION');
+  });
+
+  it('needs a personal access token, and no workspace', async () => {
+    const key = await t.call(t.demo.workspaces[0].apiKey, 'GET', '/v1/notifications');
+    expect(key.statusCode).toBe(403);
+    expect(key.json().error.code).toBe('FORBIDDEN');
+    expect((await t.call(null, 'GET', '/v1/notifications')).statusCode).toBe(401);
+    const owner = userOf(t.demo, 'owner').token;
+    expect((await t.call(owner, 'GET', '/v1/notifications', undefined, { 'service-workspace-id': 'wsp_whatever' })).statusCode).toBe(200);
+    expect((await t.call(owner, 'GET', `/v1/workspaces/${t.demo.workspaces[0].id}/notifications`)).statusCode).toBe(404);
+    expect((await t.call(owner, 'GET', '/v1/notifications?limit=0')).statusCode).toBe(400);
+  });
+});

@@ -1,0 +1,244 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock, pathOf, startTestApp, userOf, type TestApp } from './helpers/app.js';
+
+type Delivery = Record<string, unknown> & { id: string; createdAt: string };
+
+const LIST_FIELDS = [
+  'id', 'endpointId', 'eventId', 'eventType', 'workspaceId', 'status', 'attempt', 'createdAt',
+  'deliveredAt', 'error', 'responseStatus', 'responseTimeMs', 'replayOf',
+].sort();
+
+/**
+ * Two endpoints see three products change, one second apart on a manual clock:
+ * A (product.*) gets 3 created + 1 updated, B (product.created) gets 3 created.
+ */
+describe('webhook deliveries', () => {
+  let t: TestApp;
+  let key: string;
+  let a: string;
+  let b: string;
+  let all: Delivery[];
+  const clock = new ManualClock();
+
+  const list = async (query: string) => {
+    const res = await t.call(key, 'GET', `/v1/webhooks/deliveries${query}`);
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json() as { data: Delivery[]; nextPageUrl: string | null; previousPageUrl: string | null };
+  };
+  const ids = (rows: Delivery[]) => rows.map((d) => d.id);
+  const endpoint = async (subscribedEvents: string[]) =>
+    (await t.call(key, 'POST', '/v1/webhooks/endpoints', { url: 'https://hooks.example.com/in', subscribedEvents })).json().id as string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ clock, config: { rateLimitApiKey: 1_000_000, rateLimitPat: 1_000_000 } });
+    key = t.demo.workspaces[0].apiKey;
+    a = await endpoint(['product.*']);
+    b = await endpoint(['product.created']);
+    let last = '';
+    for (const name of ['one', 'two', 'three']) {
+      clock.advance(1000);
+      last = (await t.call(key, 'POST', '/v1/products', { name })).json().id;
+    }
+    clock.advance(1000);
+    await t.call(key, 'PATCH', `/v1/products/${last}`, { name: 'three!' });
+    all = (await list('?limit=100')).data;
+  });
+  afterAll(() => t.close());
+
+  it('lists every delivery newest first with the list fields only', async () => {
+    expect(all).toHaveLength(7);
+    expect(Object.keys(all[0]).sort()).toEqual(LIST_FIELDS);
+    expect(all[0]).toMatchObject({ endpointId: a, eventType: 'product.updated', status: 'pending', attempt: 0, workspaceId: t.demo.workspaces[0].id });
+    expect(all[0]).toMatchObject({ deliveredAt: null, error: null, responseStatus: null, responseTimeMs: null, replayOf: null });
+    const times = all.map((d) => d.createdAt);
+    expect([...times].sort().reverse()).toEqual(times);
+  });
+
+  it('filters by endpoint, status and event type', async () => {
+    expect((await list(`?endpointId=${a}`)).data.every((d) => d.endpointId === a)).toBe(true);
+    expect((await list(`?endpointId=${a}`)).data).toHaveLength(4);
+    expect((await list(`?endpointId=${b}`)).data).toHaveLength(3);
+    expect(ids((await list('?eventType=product.updated')).data)).toEqual([all[0].id]);
+    expect((await list('?eventType=product')).data).toHaveLength(0);
+
+    const [done, failed] = [all[1].id, all[2].id];
+    await t.ctx.db.query("UPDATE webhook_deliveries SET status = 'success', attempt = 1, delivered_at = created_at WHERE id = $1", [done]);
+    await t.ctx.db.query("UPDATE webhook_deliveries SET status = 'failed', attempt = 11, next_attempt_at = NULL WHERE id = $1", [failed]);
+    expect(ids((await list('?status=success')).data)).toEqual([done]);
+    expect(ids((await list('?status=failed')).data)).toEqual([failed]);
+    expect((await list('?status=pending')).data).toHaveLength(5);
+    expect((await list('?status=disabled')).data).toHaveLength(0);
+    expect(ids((await list(`?status=pending&endpointId=${b}&eventType=product.created`)).data)).toEqual(
+      all.filter((d) => d.endpointId === b && ![done, failed].includes(d.id)).map((d) => d.id),
+    );
+    await t.ctx.db.query("UPDATE webhook_deliveries SET status = 'pending', attempt = 0, delivered_at = NULL, next_attempt_at = created_at WHERE id IN ($1, $2)", [done, failed]);
+  });
+
+  it('filters by creation time, both bounds inclusive of a row’s own createdAt', async () => {
+    const newest = all[0].createdAt;
+    const oldest = all[all.length - 1].createdAt;
+    expect((await list(`?createdGte=${newest}`)).data.map((d) => d.createdAt)).toEqual([newest]);
+    expect((await list(`?createdLte=${oldest}`)).data.every((d) => d.createdAt === oldest)).toBe(true);
+    expect((await list(`?createdLte=${oldest}`)).data).toHaveLength(2);
+    const middle = all[3].createdAt;
+    const between = (await list(`?createdGte=${middle}&createdLte=${middle}`)).data;
+    expect(between.length).toBeGreaterThan(0);
+    expect(between.every((d) => d.createdAt === middle)).toBe(true);
+    const offset = new Date(Date.parse(newest) - 1).toISOString().replace('Z', '+00:00');
+    expect((await list(`?createdGte=${encodeURIComponent(offset)}`)).data).toHaveLength(1);
+    expect((await list(`?createdGte=${newest}&createdLte=${oldest}`)).data).toHaveLength(0);
+  });
+
+  it('paginates with filters carried in the page URLs and bound to the cursor', async () => {
+    const first = await list(`?endpointId=${a}&limit=3`);
+    expect(ids(first.data)).toEqual(ids(all.filter((d) => d.endpointId === a)).slice(0, 3));
+    expect(first.nextPageUrl).toContain(`endpointId=${a}`);
+    expect(first.nextPageUrl).toContain('limit=3');
+    const second = await list(pathOf(first.nextPageUrl!).replace('/v1/webhooks/deliveries', ''));
+    expect(ids(second.data)).toEqual(ids(all.filter((d) => d.endpointId === a)).slice(3));
+    expect(second.nextPageUrl).toBeNull();
+    const back = await list(pathOf(second.previousPageUrl!).replace('/v1/webhooks/deliveries', ''));
+    expect(ids(back.data)).toEqual(ids(first.data));
+
+    const next = new URL(first.nextPageUrl!);
+    for (const [name, value] of [['endpointId', b], ['status', 'failed'], ['eventType', 'product.created'], ['createdGte', all[6].createdAt]]) {
+      const changed = new URL(next);
+      changed.searchParams.set(name, value);
+      const res = await t.call(key, 'GET', changed.pathname + changed.search);
+      expect(res.statusCode, name).toBe(400);
+      expect(res.json().error.code).toBe('VALIDATION');
+    }
+  });
+
+  it('refuses malformed filters with VALIDATION', async () => {
+    for (const query of [
+      '?status=done',
+      '?endpointId=whd_01jd3x00000000000000000000',
+      '?endpointId=abc',
+      '?createdGte=yesterday',
+      '?createdGte=2026-01-01',
+      '?createdLte=2026-01-01T23:59:60Z',
+      '?eventType=',
+      '?colour=red',
+      '?page=garbage',
+      '?limit=101',
+    ]) {
+      const res = await t.call(key, 'GET', `/v1/webhooks/deliveries${query}`);
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json().error.code).toBe('VALIDATION');
+    }
+  });
+
+  it('retrieves a delivery with the body sent, its subject and the last attempt', async () => {
+    const target = all[0];
+    const res = await t.call(key, 'GET', `/v1/webhooks/deliveries/${target.id}`);
+    expect(res.statusCode).toBe(200);
+    const { delivery } = res.json();
+    const event = await t.call(key, 'GET', `/v1/events/${target.eventId}`);
+    expect(delivery).toEqual({
+      ...target,
+      nextAttemptAt: target.createdAt,
+      requestBody: event.json(),
+      requestHeaders: null,
+      responseBody: null,
+      responseHeaders: null,
+      subject: { id: event.json().subject.id, type: 'product' },
+    });
+
+    await t.ctx.db.query(
+      `UPDATE webhook_deliveries SET attempt = 1, error = 'HTTP 500', response_status = 500, response_time_ms = 42,
+              request_headers = $2, response_body = 'oops', response_headers = $3 WHERE id = $1`,
+      [
+        target.id,
+        JSON.stringify({ 'webhook-id': target.id, 'webhook-timestamp': '1767225600', 'webhook-signature': 'v1,abc', authorization: 'Bearer x' }),
+        JSON.stringify({ 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'] }),
+      ],
+    );
+    const attempted = (await t.call(key, 'GET', `/v1/webhooks/deliveries/${target.id}`)).json().delivery;
+    expect(attempted).toMatchObject({ attempt: 1, error: 'HTTP 500', responseStatus: 500, responseTimeMs: 42, responseBody: 'oops' });
+    expect(attempted.requestHeaders).toEqual({ 'webhook-id': target.id, 'webhook-timestamp': '1767225600', 'webhook-signature': 'v1,abc' });
+    expect(attempted.responseHeaders).toEqual({ 'content-type': 'text/plain', 'set-cookie': 'a=1, b=2' });
+  });
+
+  it('replays: a new pending row with the same body, the original unchanged', async () => {
+    const original = all[2];
+    const before = (await t.call(key, 'GET', `/v1/webhooks/deliveries/${original.id}`)).json();
+    clock.advance(1000);
+    const res = await t.call(key, 'POST', `/v1/webhooks/deliveries/${original.id}/replay`);
+    expect(res.statusCode).toBe(201);
+    const { delivery } = res.json();
+    expect(delivery).toEqual({ id: expect.stringMatching(/^whd_/), endpointId: original.endpointId });
+    expect(delivery.id).not.toBe(original.id);
+
+    const replay = (await t.call(key, 'GET', `/v1/webhooks/deliveries/${delivery.id}`)).json().delivery;
+    expect(replay).toMatchObject({ status: 'pending', attempt: 0, replayOf: original.id, eventType: original.eventType, createdAt: clock.now().toISOString() });
+    expect(replay.eventId).toMatch(/^evt_/);
+    expect(replay.eventId).not.toBe(original.eventId);
+    expect(replay.requestBody).toEqual(before.delivery.requestBody);
+    expect(replay.subject).toEqual(before.delivery.subject);
+    const [rows] = await t.ctx.db.query<{ payload: string; body: string }>(
+      'SELECT d.payload, e.body FROM webhook_deliveries d, events e WHERE d.id = $1 AND e.id = $2',
+      [delivery.id, original.eventId],
+    );
+    expect(rows.payload).toBe(rows.body);
+    expect((await t.call(key, 'GET', `/v1/webhooks/deliveries/${original.id}`)).json()).toEqual(before);
+    expect(ids((await list(`?endpointId=${original.endpointId}&limit=1`)).data)).toEqual([delivery.id]);
+
+    // A replay of a replay copies the same bytes again.
+    const again = (await t.call(key, 'POST', `/v1/webhooks/deliveries/${delivery.id}/replay`)).json().delivery;
+    const second = (await t.call(key, 'GET', `/v1/webhooks/deliveries/${again.id}`)).json().delivery;
+    expect(second.replayOf).toBe(delivery.id);
+    expect(second.requestBody).toEqual(before.delivery.requestBody);
+  });
+
+  it('refuses to replay to an inactive or deleted endpoint with 409 and adds nothing', async () => {
+    const c = await endpoint(['product.*']);
+    const ping = (await t.call(key, 'POST', `/v1/webhooks/endpoints/${c}/send-test-event`)).json();
+    const pingReplay = await t.call(key, 'POST', `/v1/webhooks/deliveries/${ping.deliveryId}/replay`);
+    expect(pingReplay.statusCode).toBe(201);
+    const replayedPing = (await t.call(key, 'GET', `/v1/webhooks/deliveries/${pingReplay.json().delivery.id}`)).json().delivery;
+    expect(replayedPing.requestBody).toEqual({ id: ping.eventId, type: 'webhook.ping', created: expect.any(String) });
+
+    await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${c}`, { active: false });
+    const count = (await list(`?endpointId=${c}`)).data.length;
+    const paused = await t.call(key, 'POST', `/v1/webhooks/deliveries/${ping.deliveryId}/replay`);
+    expect(paused.statusCode).toBe(409);
+    expect(paused.json().error).toMatchObject({ code: 'ENDPOINT_INACTIVE', message: expect.stringContaining('paused') });
+
+    await t.ctx.db.query("UPDATE webhook_endpoints SET disabled_reason = 'auto' WHERE id = $1", [c]);
+    const auto = await t.call(key, 'POST', `/v1/webhooks/deliveries/${ping.deliveryId}/replay`);
+    expect(auto.json().error).toMatchObject({ code: 'ENDPOINT_INACTIVE', message: expect.stringContaining('consecutive') });
+
+    await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${c}`, { active: true });
+    await t.call(key, 'DELETE', `/v1/webhooks/endpoints/${c}`);
+    const deleted = await t.call(key, 'POST', `/v1/webhooks/deliveries/${ping.deliveryId}/replay`);
+    expect(deleted.statusCode).toBe(409);
+    expect(deleted.json().error.code).toBe('ENDPOINT_INACTIVE');
+    expect((await list(`?endpointId=${c}`)).data).toHaveLength(count);
+  });
+
+  it('lets a viewer read deliveries but not replay them', async () => {
+    const ws = t.demo.workspaces[0];
+    const viewer = userOf(t.demo, 'viewer').token;
+    expect((await t.call(viewer, 'GET', `/v1/workspaces/${ws.id}/webhooks/deliveries?limit=1`)).statusCode).toBe(200);
+    expect((await t.call(viewer, 'GET', `/v1/webhooks/deliveries/${all[0].id}`, undefined, { 'service-workspace-id': ws.id })).statusCode).toBe(200);
+    const replay = await t.call(viewer, 'POST', `/v1/workspaces/${ws.id}/webhooks/deliveries/${all[0].id}/replay`);
+    expect(replay.statusCode).toBe(403);
+    expect(replay.json().error.code).toBe('FORBIDDEN');
+    const owner = userOf(t.demo, 'owner').token;
+    expect((await t.call(owner, 'POST', `/v1/workspaces/${ws.id}/webhooks/deliveries/${all[0].id}/replay`)).statusCode).toBe(201);
+  });
+
+  it("answers 404 for another workspace's deliveries and ids of the wrong shape", async () => {
+    const otherKey = t.demo.workspaces[1].apiKey;
+    expect((await t.call(otherKey, 'GET', '/v1/webhooks/deliveries')).json().data).toEqual([]);
+    expect((await t.call(otherKey, 'GET', `/v1/webhooks/deliveries?endpointId=${a}`)).json().data).toEqual([]);
+    for (const id of [all[0].id, 'whd_nope', all[0].eventId]) {
+      for (const [method, path] of [['GET', ''], ['POST', '/replay']] as const) {
+        const res = await t.call(otherKey, method, `/v1/webhooks/deliveries/${id}${path}`);
+        expect(res.statusCode, `${method} ${id}${path}`).toBe(404);
+        expect(res.json().error.code).toBe('NOT_FOUND');
+      }
+    }
+  });
+});
