@@ -3,6 +3,7 @@ import { createDemo } from './admin/demo.js';
 import { ADMIN_COMMANDS } from './cli/admin.js';
 import { UsageError, output, parseFlags } from './cli/args.js';
 import { serve } from './cli/serve.js';
+import { WORKER_HELP, runWorker } from './cli/worker.js';
 import { ConfigError, loadConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
@@ -12,6 +13,7 @@ const HELP = `svc: commerce API with an event log and signed webhooks
 
 Usage:
   svc serve [--demo]       run the API (seeds demo data into an empty embedded database with --demo)
+  svc worker               run webhook delivery workers only (scale them apart from the API)
   svc migrate              apply database migrations
   svc demo [--json]        create a fresh demo organization, workspaces, users and credentials
   svc admin <command>      manage users, organizations, workspaces, members, keys and tokens
@@ -33,6 +35,11 @@ async function main(argv: string[]): Promise<void> {
     const flags = parseFlags(rest, { demo: { type: 'boolean' } });
     if (flags.help) return void console.log('svc serve [--demo]\n  Runs the API on HOST:PORT. --demo seeds an empty embedded database and prints its credentials.');
     return serve(loadConfig(), { demo: flags.demo === true });
+  }
+  if (command === 'worker') {
+    const flags = parseFlags(rest, {});
+    if (flags.help) return void console.log(WORKER_HELP);
+    return runWorker(loadConfig());
   }
   if (command === 'migrate') {
     const flags = parseFlags(rest, {});

@@ -5,9 +5,10 @@ import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import { openContext } from '../runtime.js';
+import { startWorkers } from '../webhooks/engine/worker.js';
 
 /**
- * `svc serve`: the API (and, in later steps, the delivery workers) in one process. With `--demo`,
+ * `svc serve`: the API and (unless SVC_WORKERS=0) the webhook delivery workers in one process. With `--demo`,
  * an empty embedded database is seeded on first start and its credentials are kept beside the data
  * (mode 0600, like the master key) so every later `npm start` can print them again.
  */
@@ -18,11 +19,13 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   });
   const demo = options.demo ? await ensureDemo(ctx) : null;
   await app.listen({ port: config.port, host: config.host });
+  const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, (err, during) => app.log.error({ err }, `delivery ${during} failed`)) : null;
   printBanner(config, demo);
 
   const stop = async (signal: string) => {
     app.log.info({ signal }, 'shutting down');
     await app.close();
+    await workers?.stop();
     await ctx.db.close();
     process.exit(0);
   };

@@ -1,0 +1,87 @@
+import type { AppContext } from '../../context.js';
+import { signingSecrets } from '../endpoints/store.js';
+import { sign } from '../sign.js';
+import type { ClaimedDelivery } from './claim.js';
+import { afterFailure } from './schedule.js';
+import type { Sender } from './sender.js';
+
+export const USER_AGENT = 'svc-webhooks/1.0';
+
+/**
+ * What one claimed row came to, ready to be written. `attempted` is false when no request was
+ * made (the endpoint turned inactive before the attempt).
+ */
+export interface Outcome {
+  id: string;
+  endpointId: string;
+  claimedAttempt: number;
+  lease: Date;
+  attempted: boolean;
+  status: 'success' | 'pending' | 'failed' | 'disabled';
+  nextAttemptAt: Date | null;
+  attemptedAt: Date;
+  error: string | null;
+  responseStatus: number | null;
+  responseTimeMs: number | null;
+  requestHeaders: Record<string, string> | null;
+  responseBody: string | null;
+  responseHeaders: Record<string, string> | null;
+}
+
+/** The Standard Webhooks headers (spec 6.2); `webhook-id` is the delivery id, so retries reuse it. */
+export function deliveryHeaders(secrets: string[], deliveryId: string, at: Date, body: string): Record<string, string> {
+  const timestamp = Math.floor(at.getTime() / 1000);
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': deliveryId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': sign(secrets, deliveryId, timestamp, body),
+  };
+}
+
+/** Makes one attempt for a claimed row (or none, if its endpoint is no longer active); never throws. */
+export async function runAttempt(ctx: AppContext, sender: Sender, delivery: ClaimedDelivery): Promise<Outcome> {
+  const attemptedAt = ctx.clock.now();
+  const base = {
+    id: delivery.id,
+    endpointId: delivery.endpointId,
+    claimedAttempt: delivery.attempt,
+    lease: delivery.lease,
+    attemptedAt,
+    nextAttemptAt: null,
+    responseStatus: null,
+    responseTimeMs: null,
+    requestHeaders: null,
+    responseBody: null,
+    responseHeaders: null,
+  };
+  if (!delivery.endpointActive) return { ...base, attempted: false, status: 'disabled', error: null };
+
+  const failed = (error: string, fields: Partial<Outcome> = {}): Outcome => ({
+    ...base,
+    ...fields,
+    attempted: true,
+    error,
+    ...afterFailure(ctx.config.retryScheduleMs, delivery.attempt + 1, attemptedAt),
+  });
+
+  if (delivery.body === null) return failed('the event of this delivery no longer exists');
+  let headers: Record<string, string>;
+  try {
+    headers = deliveryHeaders(signingSecrets(ctx.secrets, delivery, attemptedAt), delivery.id, attemptedAt, delivery.body);
+  } catch {
+    return failed('the signing secret cannot be decrypted: check SVC_MASTER_KEY');
+  }
+
+  const result = await sender.send({ url: delivery.url, headers, body: delivery.body });
+  const fields = {
+    requestHeaders: headers,
+    responseStatus: result.status,
+    responseTimeMs: result.timeMs,
+    responseBody: result.body,
+    responseHeaders: result.headers,
+  };
+  if (result.ok) return { ...base, ...fields, attempted: true, status: 'success', error: null };
+  return failed(result.error ?? `HTTP ${result.status}`, fields);
+}

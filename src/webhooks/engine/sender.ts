@@ -1,0 +1,148 @@
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import { RefusedAddressError, checkTargetUrl, guardedConnector } from './ssrf.js';
+
+/** Largest part of a receiver's response body that is kept in the delivery log. */
+export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
+
+export interface SendRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** One HTTP attempt, as the delivery log records it. `ok` is a 2xx answer received in full in time. */
+export interface SendResult {
+  ok: boolean;
+  status: number | null;
+  headers: Record<string, string> | null;
+  body: string | null;
+  timeMs: number;
+  error: string | null;
+}
+
+/** What the engine sends through; the real one is HttpSender, and tests use it against real receivers. */
+export interface Sender {
+  send(request: SendRequest): Promise<SendResult>;
+  close(): Promise<void>;
+}
+
+export interface HttpSenderOptions {
+  timeoutMs: number;
+  allowPrivateTargets: boolean;
+  maxResponseBytes?: number;
+}
+
+class DeliveryTimeout extends Error {}
+
+/**
+ * POSTs through one shared undici Agent, so connections to a receiver are pooled and kept alive
+ * across deliveries. The time-out is one hard timer from before connecting to the last byte of the
+ * response; redirects are never followed (a 3xx is simply not a 2xx).
+ */
+export class HttpSender implements Sender {
+  private readonly agent: Agent;
+  private readonly maxResponseBytes: number;
+
+  constructor(private readonly options: HttpSenderOptions) {
+    this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BODY_BYTES;
+    const connect = { timeout: options.timeoutMs };
+    this.agent = new Agent({
+      connect: options.allowPrivateTargets ? connect : guardedConnector(connect),
+      keepAliveTimeout: 30_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  }
+
+  async send(req: SendRequest): Promise<SendResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const refused = checkTargetUrl(req.url, this.options.allowPrivateTargets);
+    if (refused) return { ok: false, status: null, headers: null, body: null, timeMs: elapsed(), error: refused };
+
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DeliveryTimeout()), this.options.timeoutMs);
+    let status: number | null = null;
+    let headers: Record<string, string> | null = null;
+    try {
+      const response = await request(req.url, {
+        dispatcher: this.agent,
+        method: 'POST',
+        headers: req.headers,
+        body: req.body,
+        signal: controller.signal,
+      });
+      status = response.statusCode;
+      headers = flattenHeaders(response.headers);
+      const body = await this.readBody(response.body);
+      const ok = status >= 200 && status < 300;
+      return { ok, status, headers, body, timeMs: elapsed(), error: ok ? null : `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}` };
+    } catch (error) {
+      const message = controller.signal.aborted
+        ? `timeout: no complete response within ${this.options.timeoutMs} ms`
+        : describeError(error);
+      return { ok: false, status, headers, body: null, timeMs: elapsed(), error: message };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Reads the whole body (so the connection can be reused) and keeps its first bytes. */
+  private async readBody(body: AsyncIterable<Buffer>): Promise<string> {
+    const kept: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      if (size < this.maxResponseBytes) kept.push(chunk.subarray(0, this.maxResponseBytes - size));
+      size += chunk.length;
+    }
+    // PostgreSQL text and jsonb cannot hold NUL.
+    return Buffer.concat(kept).toString('utf8').replace(/\u0000/g, '\uFFFD');
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    out[name] = (Array.isArray(value) ? value.join(', ') : value).replace(/\u0000/g, '');
+  }
+  return out;
+}
+
+const TLS_CODES = /^(?:CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|ERR_TLS_|ERR_SSL_|EPROTO$)/;
+
+/** A short, readable reason for a failed attempt; never includes headers or the body. */
+export function describeError(error: unknown): string {
+  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (error instanceof RefusedAddressError) return error.message;
+  if (e.cause instanceof RefusedAddressError) return e.cause.message;
+  const code = e.code ?? e.cause?.code ?? '';
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return 'connection reset by the receiver';
+    case 'UND_ERR_SOCKET':
+      return 'connection closed by the receiver before a complete response';
+    case 'ENOTFOUND':
+      return 'DNS lookup failed: host not found';
+    case 'EAI_AGAIN':
+      return 'DNS lookup failed: temporary failure';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+    case 'ETIMEDOUT':
+      return 'timeout';
+  }
+  if (TLS_CODES.test(code)) return `TLS error: ${(e.message ?? code).slice(0, 160)}`;
+  return `request failed: ${(code || e.message || 'unknown error').slice(0, 160)}`;
+}

@@ -1,0 +1,178 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { AppContext } from '../../context.js';
+import { DELIVERY_CHANNEL } from '../fanout.js';
+import { runAttempt, type Outcome } from './attempt.js';
+import { claimDue, type ClaimedDelivery } from './claim.js';
+import { recordOutcomes } from './outcome.js';
+import { HttpSender, type Sender } from './sender.js';
+
+export interface DeliveryWorkerOptions {
+  /** Shared by the workers of a process (one connection pool); a worker without one makes its own. */
+  sender?: Sender;
+  /** Attempts in flight at once (default SVC_WORKER_CONCURRENCY). */
+  concurrency?: number;
+  /** Called for unexpected faults (database unreachable, ...); the worker keeps going. */
+  onError?: (error: unknown, during: string) => void;
+}
+
+/** Outcomes written per statement at most. */
+const WRITE_BATCH = 500;
+
+export function createSender(ctx: AppContext): Sender {
+  return new HttpSender({ timeoutMs: ctx.config.deliveryTimeoutMs, allowPrivateTargets: ctx.config.allowPrivateTargets });
+}
+
+/**
+ * Claims due deliveries and sends them, up to `concurrency` at a time. It wakes on NOTIFY (sent by
+ * the fan-out at commit) and, as a fallback and for retries coming due, every SVC_POLL_INTERVAL.
+ * Outcomes are written in batches (whatever finished while the previous write ran), which keeps
+ * the database round trips per delivery low under load. stop() lets in-flight attempts finish and
+ * writes their outcomes; anything still claimed by a worker that dies comes back after the lease.
+ */
+export class DeliveryWorker {
+  private readonly sender: Sender;
+  private readonly ownsSender: boolean;
+  private readonly concurrency: number;
+  private readonly onError: (error: unknown, during: string) => void;
+  private readonly inFlight = new Set<Promise<void>>();
+  private queue: { outcome: Outcome; done: () => void }[] = [];
+  private writing: Promise<void> | null = null;
+  private running = false;
+  private wanted = false;
+  private pumping: Promise<void> | null = null;
+  private saturated = false;
+  private unlisten: (() => Promise<void>) | null = null;
+  private poll: NodeJS.Timeout | null = null;
+
+  constructor(private readonly ctx: AppContext, options: DeliveryWorkerOptions = {}) {
+    this.sender = options.sender ?? createSender(ctx);
+    this.ownsSender = options.sender === undefined;
+    this.concurrency = options.concurrency ?? ctx.config.workerConcurrency;
+    this.onError = options.onError ?? (() => {});
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    this.unlisten = await this.ctx.db.listen(DELIVERY_CHANNEL, () => this.kick());
+    this.poll = setInterval(() => this.kick(), this.ctx.config.pollIntervalMs);
+    this.kick();
+  }
+
+  /** Stops claiming, lets the attempts in flight finish and records them. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.poll) clearInterval(this.poll);
+    this.poll = null;
+    await this.unlisten?.().catch((error) => this.onError(error, 'unlisten'));
+    this.unlisten = null;
+    await this.pumping;
+    await Promise.allSettled([...this.inFlight]);
+    await this.writing;
+    if (this.ownsSender) await this.sender.close();
+  }
+
+  /**
+   * Processes everything due at the clock's current time, batch after batch, and returns how many
+   * rows it handled. For tests and one-shot runs: deterministic with a ManualClock, no timers.
+   */
+  async runDue(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const rows = await claimDue(this.ctx.db, this.ctx.clock.now(), this.ctx.config.leaseMs, this.concurrency);
+      if (rows.length === 0) return total;
+      total += rows.length;
+      const outcomes = await Promise.all(rows.map((row) => runAttempt(this.ctx, this.sender, row)));
+      await recordOutcomes(this.ctx, outcomes);
+      await yieldToEventLoop();
+    }
+  }
+
+  /** Asks for a claim round; rounds never overlap, and a request made during one starts another. */
+  private kick(): void {
+    if (!this.running) return;
+    this.wanted = true;
+    if (!this.pumping) this.pumping = this.pump().finally(() => (this.pumping = null));
+  }
+
+  private async pump(): Promise<void> {
+    while (this.running && this.wanted) {
+      this.wanted = false;
+      try {
+        while (this.running) {
+          const free = this.concurrency - this.inFlight.size;
+          if (free <= 0) {
+            this.saturated = true;
+            break;
+          }
+          const rows = await claimDue(this.ctx.db, this.ctx.clock.now(), this.ctx.config.leaseMs, free);
+          for (const row of rows) this.launch(row);
+          if (rows.length < free) break;
+          // More may be due. On PGlite the database shares this thread: let requests and I/O run.
+          await yieldToEventLoop();
+        }
+      } catch (error) {
+        this.onError(error, 'claim');
+      }
+    }
+  }
+
+  private launch(row: ClaimedDelivery): void {
+    const task: Promise<void> = runAttempt(this.ctx, this.sender, row)
+      .then((outcome) => this.record(outcome))
+      .catch((error) => this.onError(error, 'attempt'))
+      .finally(() => {
+        this.inFlight.delete(task);
+        // A full worker stopped claiming; once a quarter of its slots are free, claim again.
+        if (this.saturated && this.concurrency - this.inFlight.size >= Math.max(1, this.concurrency >> 2)) {
+          this.saturated = false;
+          this.kick();
+        }
+      });
+    this.inFlight.add(task);
+  }
+
+  /** Resolves once the outcome is written (or its write failed), batched with whatever else finished meanwhile. */
+  private record(outcome: Outcome): Promise<void> {
+    return new Promise((done) => {
+      this.queue.push({ outcome, done });
+      this.write();
+    });
+  }
+
+  private write(): void {
+    if (this.writing) return;
+    this.writing = (async () => {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, WRITE_BATCH);
+        try {
+          await recordOutcomes(this.ctx, batch.map((b) => b.outcome));
+        } catch (error) {
+          // The rows stay claimed until their lease runs out, then they are attempted again.
+          this.onError(error, 'record');
+        }
+        for (const b of batch) b.done();
+      }
+    })().finally(() => {
+      this.writing = null;
+      if (this.queue.length > 0) this.write();
+    });
+  }
+}
+
+/** The workers of one process (`svc serve`, `svc worker`), sharing one sender. */
+export async function startWorkers(
+  ctx: AppContext,
+  count: number,
+  onError: DeliveryWorkerOptions['onError'],
+): Promise<{ stop(): Promise<void> }> {
+  const sender = createSender(ctx);
+  const workers = Array.from({ length: count }, () => new DeliveryWorker(ctx, { sender, onError }));
+  await Promise.all(workers.map((w) => w.start()));
+  return {
+    async stop() {
+      await Promise.all(workers.map((w) => w.stop()));
+      await sender.close();
+    },
+  };
+}
