@@ -48,13 +48,16 @@ const INVALID_PAGE =
 export class CursorCodec {
   constructor(private readonly key: Buffer) {}
 
+  /**
+   * JSON, not joined text: filter values are free text, so `subjectType=product&type=x` written into one
+   * value must not spell the same binding as two filters.
+   */
   private bindingText(binding: ListBinding): string {
     const filters = Object.keys(binding.filters)
       .sort()
       .filter((k) => binding.filters[k] !== undefined)
-      .map((k) => `${k}=${binding.filters[k]}`)
-      .join('&');
-    return `${binding.list}|${binding.scope}|${binding.limit}|${filters}`;
+      .map((k) => [k, binding.filters[k]]);
+    return JSON.stringify([binding.list, binding.scope, binding.limit, filters]);
   }
 
   private sign(payload: string, binding: ListBinding): string {
