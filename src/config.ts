@@ -23,6 +23,14 @@ export interface Config {
   redisUrl: string | null;
   rateLimitApiKey: number;
   rateLimitPat: number;
+  /** Failed authentications (401) per client address per minute; past it, 429 before any look-up. */
+  rateLimitUnauthenticated: number;
+  /** Prefix of every Redis key, so deployments sharing one Redis stay apart. */
+  redisKeyPrefix: string;
+  /** Connect and command time-out of Redis: past it the request is counted in memory instead. */
+  redisTimeoutMs: number;
+  /** Fastify's trustProxy: whether X-Forwarded-For gives the client address (per-address limits). */
+  trustProxy: boolean | number | string[];
   bodyLimitBytes: number;
 }
 
@@ -68,6 +76,19 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   return raw;
 }
 
+/** `SVC_TRUST_PROXY`: false (default), true, a number of proxy hops, or comma-separated addresses/CIDRs. */
+function trustProxy(env: Env): boolean | number | string[] {
+  const raw = (env.SVC_TRUST_PROXY ?? '').trim();
+  if (raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const list = raw.split(',').map((s) => s.trim());
+  if (list.some((s) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) {
+    throw new ConfigError(`SVC_TRUST_PROXY must be true, false, a number of hops or comma-separated addresses, got "${raw}"`);
+  }
+  return list;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -111,6 +132,10 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     rateLimitApiKey: integer(env, 'SVC_RATE_LIMIT_API_KEY', 300, 1, 1_000_000),
     rateLimitPat: integer(env, 'SVC_RATE_LIMIT_PAT', 120, 1, 1_000_000),
+    rateLimitUnauthenticated: integer(env, 'SVC_RATE_LIMIT_UNAUTHENTICATED', 30, 1, 1_000_000),
+    redisKeyPrefix: env.SVC_REDIS_KEY_PREFIX ?? 'svc:',
+    redisTimeoutMs: duration(env, 'SVC_REDIS_TIMEOUT', '250ms'),
+    trustProxy: trustProxy(env),
     bodyLimitBytes: integer(env, 'SVC_BODY_LIMIT', 1_048_576, 1024, 104_857_600),
   };
 }

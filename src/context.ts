@@ -3,6 +3,7 @@ import type { Db } from './db/db.js';
 import type { CursorCodec } from './http/pagination.js';
 import type { Clock } from './lib/clock.js';
 import type { SecretBox } from './lib/secretbox.js';
+import type { RateLimitStore } from './ratelimit/store.js';
 
 /** Dependencies built once at start and handed to every module; tests build their own. */
 export interface AppContext {
@@ -11,4 +12,6 @@ export interface AppContext {
   clock: Clock;
   cursors: CursorCodec;
   secrets: SecretBox;
+  /** Rate-limit counters: Redis with REDIS_URL, else memory. Its owner closes it with the database. */
+  rateLimits: RateLimitStore;
 }

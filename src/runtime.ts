@@ -9,6 +9,8 @@ import { openDatabase } from './db/open.js';
 import { CursorCodec } from './http/pagination.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { SecretBox, parseMasterKey } from './lib/secretbox.js';
+import { openRateLimitStore } from './ratelimit/open.js';
+import type { RateLimitStore } from './ratelimit/store.js';
 
 /**
  * The master key encrypts signing secrets and derives the cursor key. With PostgreSQL it must be
@@ -28,10 +30,20 @@ export function resolveMasterKey(config: Config): Buffer {
   return key;
 }
 
-/** The context every command and test builds on: a migrated database and the services around it. */
-export function createContext(config: Config, db: Db, masterKey: Buffer, clock: Clock = systemClock): AppContext {
+/**
+ * The context every command and test builds on: a migrated database and the services around it.
+ * Tests pass their own clock and, to share or inspect counters, their own rate-limit store.
+ */
+export function createContext(
+  config: Config,
+  db: Db,
+  masterKey: Buffer,
+  clock: Clock = systemClock,
+  deps: { rateLimits?: RateLimitStore } = {},
+): AppContext {
   const secrets = new SecretBox(masterKey);
-  return { config, db, clock, secrets, cursors: new CursorCodec(secrets.deriveKey('cursor')) };
+  const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
+  return { config, db, clock, secrets, rateLimits, cursors: new CursorCodec(secrets.deriveKey('cursor')) };
 }
 
 export async function openContext(config: Config): Promise<AppContext> {

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError, forbidden, validation } from '../http/errors.js';
 import { isId } from '../lib/ids.js';
+import { countFailure, guardAddress, limitCredential, watchRateLimitStore } from '../ratelimit/hooks.js';
 import { hashToken, parseToken } from '../lib/tokens.js';
 import { API_KEY_PERMISSIONS, WORKSPACE_ROLE_PERMISSIONS, resolveWorkspaceRole } from './permissions.js';
 import type { Principal, WorkspaceScope } from './principal.js';
@@ -58,10 +59,19 @@ export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('workspace', null);
 
-  app.addHook('onRequest', async (request) => {
+  // Rate limits run right after authentication: failures per client address, requests per credential.
+  watchRateLimitStore(app, ctx);
+  app.addHook('onRequest', async (request, reply) => {
     // The matched route decides, not the raw URL: the router decodes `/%761/products` to /v1/products.
     if (!(request.routeOptions.url ?? request.url).startsWith('/v1/')) return;
-    request.principal = await authenticate(request, ctx);
+    await guardAddress(ctx, request, reply);
+    try {
+      request.principal = await authenticate(request, ctx);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') await countFailure(ctx, request, reply);
+      throw error;
+    }
+    await limitCredential(ctx, reply, request.principal);
   });
 
   // Authorization runs before body validation, so a caller without rights learns nothing from a 400.

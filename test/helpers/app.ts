@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createDemo, type DemoSet } from '../../src/admin/demo.js';
-import { buildApp, type App } from '../../src/app.js';
+import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { AppContext } from '../../src/context.js';
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
+import type { RateLimitStore } from '../../src/ratelimit/store.js';
 import { createContext } from '../../src/runtime.js';
 import { openTestDb, type TestDb } from './db.js';
 
@@ -25,12 +26,17 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({ SVC_PUBLIC_URL: PUBLIC_URL, LOG_LEVEL: 'silent' }), ...overrides };
 }
 
-/** An app on a fresh database with a demo set seeded; `clock: 'manual'` gives a ManualClock. */
-export async function startTestApp(options: { clock?: Clock; config?: Partial<Config> } = {}): Promise<TestApp> {
+/**
+ * An app on a fresh database with a demo set seeded; pass a ManualClock to control time, a
+ * rate-limit store to share counters between apps (closed with the app), a logger to read the log.
+ */
+export async function startTestApp(
+  options: { clock?: Clock; config?: Partial<Config>; rateLimits?: RateLimitStore; logger?: AppOptions['logger'] } = {},
+): Promise<TestApp> {
   const testDb = await openTestDb();
   const clock = options.clock ?? systemClock;
-  const ctx = createContext(testConfig(options.config), testDb.db, randomBytes(32), clock);
-  const app = await buildApp(ctx);
+  const ctx = createContext(testConfig(options.config), testDb.db, randomBytes(32), clock, { rateLimits: options.rateLimits });
+  const app = await buildApp(ctx, { logger: options.logger });
   const demo = await createDemo(testDb.db, PUBLIC_URL, clock.now());
   return {
     app,
@@ -47,6 +53,7 @@ export async function startTestApp(options: { clock?: Clock; config?: Partial<Co
       }),
     close: async () => {
       await app.close();
+      await ctx.rateLimits.close();
       await testDb.close();
     },
   };

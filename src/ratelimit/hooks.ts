@@ -1,0 +1,84 @@
+import { isIP } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../auth/principal.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../http/errors.js';
+import type { RateLimitDecision, RateLimitRule } from './store.js';
+
+/** Every limit of the service counts requests per minute (spec 8). */
+export const WINDOW_MS = 60_000;
+
+/**
+ * IETF httpapi rate-limit headers (DESIGN "Rate limits"): the policy, what is left of it now and the
+ * seconds until it starts to refill; a refusal adds Retry-After.
+ */
+function setHeaders(reply: FastifyReply, policy: string, decision: RateLimitDecision): void {
+  reply.header('RateLimit-Policy', `"${policy}";q=${decision.limit};w=${WINDOW_MS / 1000}`);
+  reply.header('RateLimit', `"${policy}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}`);
+  if (!decision.allowed) reply.header('Retry-After', String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))));
+}
+
+function refused(decision: RateLimitDecision, what: string): ApiError {
+  const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+  return new ApiError('RATE_LIMITED', `${what} (${decision.limit} per minute). Retry after ${seconds} s.`);
+}
+
+export function credentialRule(ctx: AppContext, principal: Principal): RateLimitRule {
+  const fallback = principal.kind === 'api_key' ? ctx.config.rateLimitApiKey : ctx.config.rateLimitPat;
+  return { limit: principal.rateLimit ?? fallback, windowMs: WINDOW_MS };
+}
+
+/** Counts an authenticated request against its credential; past the limit, 429 RATE_LIMITED. */
+export async function limitCredential(ctx: AppContext, reply: FastifyReply, principal: Principal): Promise<void> {
+  const decision = await ctx.rateLimits.hit(`cred:${principal.credentialId}`, credentialRule(ctx, principal), ctx.clock.now().getTime());
+  setHeaders(reply, 'default', decision);
+  if (!decision.allowed) throw refused(decision, 'Too many requests for this credential');
+}
+
+/**
+ * The address a failed authentication is counted against. IPv6 clients usually hold a whole /64,
+ * so they are counted per /64; IPv4-mapped IPv6 addresses count as the IPv4 address.
+ */
+export function addressKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  if (isIP(ip) !== 6) return ip;
+  const [head, tail = ''] = ip.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+}
+
+function addressRule(ctx: AppContext): RateLimitRule {
+  return { limit: ctx.config.rateLimitUnauthenticated, windowMs: WINDOW_MS };
+}
+
+/**
+ * Before any credential is looked at: an address whose failed authentications reached the limit is
+ * refused with 429 until they age out, whatever it sends, so token guessing is bounded.
+ */
+export async function guardAddress(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const decision = await ctx.rateLimits.hit(`addr:${addressKey(request.ip)}`, addressRule(ctx), ctx.clock.now().getTime(), false);
+  if (decision.allowed) return;
+  setHeaders(reply, 'unauthenticated', decision);
+  throw refused(decision, 'Too many failed authentications from this address');
+}
+
+/** Counts a failed authentication (a 401) against the client address, then lets the 401 through. */
+export async function countFailure(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const decision = await ctx.rateLimits.hit(`addr:${addressKey(request.ip)}`, addressRule(ctx), ctx.clock.now().getTime());
+  setHeaders(reply, 'unauthenticated', decision);
+}
+
+/** Logs each change of the shared store's reachability once: one warning per outage, one recovery line. */
+export function watchRateLimitStore(app: FastifyInstance, ctx: AppContext): void {
+  const unsubscribe = ctx.rateLimits.onStatus?.((status) => {
+    if (status.state === 'down') {
+      app.log.warn({ reason: status.reason }, 'rate-limit store (Redis) unreachable: counting in this process until it is back');
+    } else {
+      app.log.info('rate-limit store (Redis) reachable again: counters are shared again');
+    }
+  });
+  if (unsubscribe) app.addHook('onClose', async () => void unsubscribe());
+}
