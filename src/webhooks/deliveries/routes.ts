@@ -16,12 +16,14 @@ type DeliveryParams = { Params: { deliveryId: string } };
 
 /**
  * The schema checks the date-time shape; an instant it lets through that Date cannot hold (a leap
- * second such as 23:59:60) is refused here rather than reaching the database.
+ * second such as 23:59:60) or that falls outside years 1-9999 once its offset is applied (which the
+ * engines cannot both read) is refused here rather than reaching the database.
  */
 function instant(value: string | undefined, name: string): Date | undefined {
   if (value === undefined) return undefined;
   const date = new Date(value);
-  if (Number.isNaN(date.getTime())) {
+  const year = date.getUTCFullYear();
+  if (Number.isNaN(date.getTime()) || year < 1 || year > 9999) {
     throw validation(`Invalid query: ${name} is not a valid ISO 8601 date-time.`, [{ path: `query.${name}`, message: 'not a valid date-time' }]);
   }
   return date;

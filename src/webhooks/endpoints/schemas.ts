@@ -107,12 +107,16 @@ export function checkSubscriptions(entries: string[]): string[] {
  */
 export function checkUrl(text: string, allowHttp: boolean): string {
   const fail = (why: string) => validation(`Invalid url: ${why}.`, [{ path: 'body.url', message: why }]);
+  // The WHATWG parser forgives what it then rewrites (spaces, `https:///x`, backslashes); the URL
+  // is stored as given, so it must already be in the plain form the sender will read the same way.
+  if (/[\s\u0000-\u001f\u007f]/.test(text)) throw fail('must not contain spaces or control characters');
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     throw fail('not an absolute URL');
   }
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/\\]/i.test(text)) throw fail('must be of the form https://host/path');
   const schemes = allowHttp ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) throw fail(allowHttp ? 'must start with https:// or http://' : 'must start with https://');
   if (!url.hostname) throw fail('has no host');
