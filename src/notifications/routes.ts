@@ -14,8 +14,8 @@ const Notification = Type.Object({
   type: Type.String({ description: 'What happened, e.g. webhook.endpoint.auto_disabled.' }),
   workspaceId: Type.String({ description: 'The workspace it happened in.' }),
   subject: Type.Union(
-    [Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true }), Type.Null()],
-    { description: 'The resource concerned, e.g. {id: "whe_...", type: "webhook_endpoint"}.' },
+    [Type.Object({ id: Type.String(), type: Type.String(), url: Type.Optional(Type.String()) }, { additionalProperties: true }), Type.Null()],
+    { description: 'The resource concerned, e.g. {id: "whe_...", type: "webhook_endpoint", url: "/v1/webhooks/endpoints/whe_..."}.' },
   ),
   message: Type.String({ description: 'A sentence for people.' }),
   createdAt: Type.String({ format: 'date-time' }),
