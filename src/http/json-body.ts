@@ -3,16 +3,24 @@ import { validation } from './errors.js';
 
 const MAX_DEPTH = 32;
 
+/**
+ * A UTF-16 surrogate without its pair: `"\ud800"` is valid JSON but not Unicode text. PostgreSQL's
+ * jsonb refuses it (a 500) and text columns receive U+FFFD instead (silently altered data).
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /** Refuses what JSON.parse accepts but the store cannot hold or that only costs us: NUL, deep nesting. */
 function check(value: unknown, depth: number): void {
   if (depth > MAX_DEPTH) throw validation(`JSON nested deeper than ${MAX_DEPTH} levels.`);
   if (typeof value === 'string') {
     if (value.includes('\u0000')) throw validation('Strings must not contain NUL characters.');
+    if (LONE_SURROGATE.test(value)) throw validation('Strings must be Unicode text: an unpaired surrogate escape (\\ud800-\\udfff) is not.');
   } else if (Array.isArray(value)) {
     for (const item of value) check(item, depth + 1);
   } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
       if (key.includes('\u0000')) throw validation('Field names must not contain NUL characters.');
+      if (LONE_SURROGATE.test(key)) throw validation('Field names must be Unicode text: an unpaired surrogate escape (\\ud800-\\udfff) is not.');
       check(item, depth + 1);
     }
   }
