@@ -28,14 +28,15 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 
 /**
  * An app on a fresh database with a demo set seeded; pass a ManualClock to control time, a
- * rate-limit store to share counters between apps (closed with the app), a logger to read the log.
+ * rate-limit store to share counters between apps (closed with the app), a logger to read the log,
+ * a master key when another process (a `svc worker`) must read the same secrets.
  */
 export async function startTestApp(
-  options: { clock?: Clock; config?: Partial<Config>; rateLimits?: RateLimitStore; logger?: AppOptions['logger'] } = {},
+  options: { clock?: Clock; config?: Partial<Config>; rateLimits?: RateLimitStore; logger?: AppOptions['logger']; masterKey?: Buffer } = {},
 ): Promise<TestApp> {
   const testDb = await openTestDb();
   const clock = options.clock ?? systemClock;
-  const ctx = createContext(testConfig(options.config), testDb.db, randomBytes(32), clock, { rateLimits: options.rateLimits });
+  const ctx = createContext(testConfig(options.config), testDb.db, options.masterKey ?? randomBytes(32), clock, { rateLimits: options.rateLimits });
   const app = await buildApp(ctx, { logger: options.logger });
   const demo = await createDemo(testDb.db, PUBLIC_URL, clock.now());
   return {
