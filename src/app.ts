@@ -1,11 +1,12 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { registerAuth } from './auth/plugin.js';
 import type { AppContext } from './context.js';
-import { registerErrorHandler } from './http/error-handler.js';
-import { ErrorBody, validation } from './http/errors.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
+import { ErrorBody } from './http/errors.js';
 import { registerJsonParser } from './http/json-body.js';
+import { checkRequestUrl } from './http/url.js';
 import { compileValidator } from './http/validation.js';
 import { newId } from './lib/ids.js';
 import { registerRoutes } from './routes.js';
@@ -18,13 +19,19 @@ export interface AppOptions {
 
 /** Builds the HTTP API around a context; the caller listens, or tests call `inject`. */
 export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promise<App> {
-  const app = Fastify({
+  const { trustProxy } = ctx.config;
+  const app: App = Fastify({
     logger: options.logger ?? false,
     bodyLimit: ctx.config.bodyLimitBytes,
     genReqId: () => newId('req'),
     requestIdHeader: false,
     ajv: undefined,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // Requests refused by the router or by Node's parser get the error envelope too.
+    frameworkErrors: (error, request, reply) => frameworkErrors(error, request as FastifyRequest, reply as FastifyReply),
+    clientErrorHandler: (error, socket) => clientErrorHandler(app.log, error, socket),
+    // Who the client is, for per-address limits, when the service runs behind proxies (SVC_TRUST_PROXY).
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(compileValidator);
@@ -34,8 +41,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
-    // PostgreSQL cannot store NUL; refuse it in the URL before it reaches a query.
-    if (/%00/.test(request.url)) throw validation('The URL must not contain NUL characters.');
+    checkRequestUrl(request.url);
   });
 
   await app.register(swagger, {

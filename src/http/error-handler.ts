@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { newId } from '../lib/ids.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import { describeValidationErrors } from './validation.js';
 
@@ -40,4 +42,51 @@ export function registerErrorHandler(app: FastifyInstance): void {
       error: { code: 'NOT_FOUND', message: `No route ${request.method} ${request.url.split('?')[0]}.`, requestId: request.id },
     });
   });
+}
+
+/**
+ * Errors the router raises before any hook runs (Fastify's `frameworkErrors`): a path that is not
+ * valid percent-encoding is a 400; a path parameter over the router's length limit is an id that
+ * cannot exist, so a 404 like any other unknown id.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const apiError =
+    error.code === 'FST_ERR_BAD_URL'
+      ? new ApiError('VALIDATION', 'The URL is not valid: it holds a malformed percent-encoding.')
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new ApiError('NOT_FOUND', 'Not found.')
+        : new ApiError('INTERNAL', 'An unexpected error occurred.');
+  if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+  void reply
+    .status(apiError.status)
+    .header('Request-Id', request.id)
+    .send({ error: { code: apiError.code, message: apiError.message, requestId: request.id } });
+}
+
+const CLIENT_ERROR_MESSAGES: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: 'Request headers are too large.',
+  ERR_HTTP_REQUEST_TIMEOUT: 'The request was not received in time.',
+};
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (CR, LF or NUL in a header, oversized
+ * headers, a malformed request line or chunk): the same envelope as every other error, on a closing
+ * connection. Only the error code is logged: the parser's error holds the raw request bytes, and
+ * with them any credential.
+ */
+export function clientErrorHandler(log: FastifyBaseLogger, error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const requestId = newId('req');
+  log.debug({ code: error.code, requestId }, 'malformed HTTP request refused');
+  if (!socket.writable) return void socket.destroy();
+  const message = CLIENT_ERROR_MESSAGES[error.code ?? ''] ?? 'Malformed HTTP request.';
+  const body = JSON.stringify({ error: { code: 'VALIDATION', message, requestId } });
+  socket.end(
+    'HTTP/1.1 400 Bad Request\r\n' +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Request-Id: ${requestId}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
 }
