@@ -1,0 +1,137 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emitEvent } from '../../src/events/emit.js';
+import { createProduct as insertProduct } from '../../src/products/store.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { ENGINE, POSTGRES_URL } from '../helpers/db.js';
+import { addEndpoint, createProduct, eventually, testWorker, verifyBySpec } from '../helpers/delivery.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = `${ROOT}dist/cli.js`;
+
+describe('transactional outbox', () => {
+  let t: TestApp;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    t = await startTestApp({ config: { allowPrivateTargets: true } });
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  it('leaves no event and no delivery behind a rolled-back product change', async () => {
+    await addEndpoint(t, receiver.url);
+    const workspaceId = t.demo.workspaces[0].id;
+    let productId = '';
+    await expect(
+      t.ctx.db.tx(async (q) => {
+        const now = t.clock.now();
+        productId = (await insertProduct(q, workspaceId, { name: 'Never' }, now)).id;
+        await emitEvent(q, t.ctx, { workspaceId, type: 'product.created', subject: { type: 'product', id: productId, url: `/v1/products/${productId}` }, at: now });
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+
+    const count = async (sql: string, params: unknown[]) => (await t.ctx.db.query<{ n: number }>(sql, params))[0].n;
+    expect(await count('SELECT count(*)::int AS n FROM products WHERE id = $1', [productId])).toBe(0);
+    expect(await count('SELECT count(*)::int AS n FROM events WHERE subject_id = $1', [productId])).toBe(0);
+    expect(await count('SELECT count(*)::int AS n FROM webhook_deliveries', [])).toBe(0);
+    expect(await testWorker(t).runDue()).toBe(0);
+    expect(receiver.requests).toHaveLength(0);
+  });
+});
+
+// Worker processes need a database server they can share; PGlite runs inside one process.
+describe.skipIf(ENGINE === 'pglite')('worker processes killed mid-delivery (PostgreSQL)', () => {
+  const masterKey = randomBytes(32);
+  const children: ChildProcess[] = [];
+  let t: TestApp;
+  let receiver: Receiver;
+  let holding = true;
+
+  beforeAll(async () => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first with npx tsc -p .`);
+    t = await startTestApp({ masterKey, config: { allowPrivateTargets: true } });
+    // The first 100 requests are answered; later ones hang while `holding`, so the first worker
+    // dies with its attempts in flight.
+    receiver = await startReceiver((_r, i) => (i >= 100 && holding ? { hang: true } : { status: 200 }));
+  });
+  afterAll(async () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await receiver?.close();
+    await t?.close();
+  });
+
+  function worker(): ChildProcess {
+    const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${t.testDb.schema}`)}`;
+    const child = spawn(process.execPath, [CLI, 'worker'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        SVC_MASTER_KEY: masterKey.toString('hex'),
+        SVC_ALLOW_PRIVATE_TARGETS: '1',
+        SVC_WORKERS: '1',
+        SVC_WORKER_CONCURRENCY: '8',
+        SVC_LEASE: '5s',
+        SVC_DELIVERY_TIMEOUT: '4s',
+        SVC_POLL_INTERVAL: '100ms',
+        SVC_RETRY_SCHEDULE: '1s',
+        LOG_LEVEL: 'silent',
+      },
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => {
+      if (code !== null && code !== 0) console.error(`svc worker exited with ${code}: ${stderr}`);
+    });
+    children.push(child);
+    return child;
+  }
+
+  it('delivers every row after a SIGKILL, repeating only the killed attempts and with the same webhook-id', async () => {
+    const endpoints = [await addEndpoint(t, `${receiver.url}/a`), await addEndpoint(t, `${receiver.url}/b`)];
+    for (let i = 0; i < 150; i++) await createProduct(t, `Hat ${i}`);
+    const rows = await t.ctx.db.query<{ id: string; endpoint_id: string; body: string }>(
+      'SELECT d.id, d.endpoint_id, e.body FROM webhook_deliveries d JOIN events e ON e.id = d.event_id',
+    );
+    expect(rows).toHaveLength(300);
+
+    const first = worker();
+    await receiver.waitFor(108, 60_000);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    expect(first.signalCode).toBe('SIGKILL');
+    const inFlightAtKill = receiver.requests.slice(100).map((r) => r.flatHeaders['webhook-id']);
+    expect(inFlightAtKill).toHaveLength(8);
+
+    holding = false;
+    worker();
+    worker();
+    await eventually(async () => {
+      const [{ n }] = await t.ctx.db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'success'");
+      return n === 300;
+    }, 60_000);
+
+    const byId = new Map<string, typeof receiver.requests>();
+    for (const r of receiver.requests) byId.set(r.flatHeaders['webhook-id'], [...(byId.get(r.flatHeaders['webhook-id']) ?? []), r]);
+    expect([...byId.keys()].sort()).toEqual(rows.map((r) => r.id).sort());
+    const secrets = new Map(endpoints.map((e) => [e.id, e.secret]));
+    for (const row of rows) {
+      const received = byId.get(row.id)!;
+      for (const r of received) {
+        expect(r.body).toBe(row.body);
+        expect(verifyBySpec(secrets.get(row.endpoint_id)!, r.flatHeaders, r.raw)).toBe(true);
+      }
+      // Only what the killed worker had in flight is seen twice.
+      expect(received.length, row.id).toBe(inFlightAtKill.includes(row.id) ? 2 : 1);
+    }
+  });
+});
