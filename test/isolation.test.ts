@@ -1,0 +1,148 @@
+import type { InjectOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, userOf, type TestApp } from './helpers/app.js';
+import { expectError } from './helpers/expect.js';
+
+/**
+ * Every workspace route, once, by its path below the workspace: it answers at
+ * `/v1/workspaces/{workspaceId}<path>` and (unless only in the path) at `/v1<path>`. A body, where the
+ * route takes one, is valid, so that a refusal is about the workspace and not about the input.
+ * A route added to the API without a line here fails the coverage test below.
+ */
+const ROUTES: Record<string, { body?: unknown }> = {
+  'GET /products': {},
+  'POST /products': { body: { name: 'Intruder' } },
+  'GET /products/{productId}': {},
+  'PATCH /products/{productId}': { body: { name: 'Hijacked', metadata: {} } },
+  'DELETE /products/{productId}': {},
+  'GET /events': {},
+  'GET /events/{eventId}': {},
+  'GET /api-keys': {},
+  'POST /api-keys': { body: { name: 'Intruder' } },
+  'DELETE /api-keys/{keyId}': {},
+  'GET /webhooks/endpoints': {},
+  'POST /webhooks/endpoints': { body: { url: 'https://intruder.example.com/hook', subscribedEvents: ['product.*'] } },
+  'GET /webhooks/endpoints/event-types': {},
+  'GET /webhooks/endpoints/{endpointId}': {},
+  'PATCH /webhooks/endpoints/{endpointId}': { body: { url: 'https://intruder.example.com/hook', active: false } },
+  'DELETE /webhooks/endpoints/{endpointId}': {},
+  'POST /webhooks/endpoints/{endpointId}/rotate-secret': {},
+  'POST /webhooks/endpoints/{endpointId}/send-test-event': {},
+  'GET /webhooks/deliveries': {},
+  'GET /webhooks/deliveries/{deliveryId}': {},
+  'POST /webhooks/deliveries/{deliveryId}/replay': {},
+};
+
+const IN_PATH = '/v1/workspaces/{workspaceId}';
+
+/** Spec 5 rule 4 and DESIGN "Errors": no credential of another workspace reads or changes the first one. */
+describe('workspace isolation', () => {
+  let t: TestApp;
+  let ws1: string;
+  let ws2: string;
+  /** Workspace routes of the OpenAPI document: `METHOD /path-below-workspace` → mounts it answers at. */
+  const documented = new Map<string, { inPath: boolean; atV1: boolean }>();
+  /** An id of the first workspace for each path parameter. */
+  const ids: Record<string, string> = {};
+  let secrets: string[] = [];
+  let before: Record<string, string[]>;
+
+  /** Every row of the first workspace, in every table that has a workspace_id, as JSON text. */
+  async function snapshot(): Promise<Record<string, string[]>> {
+    const tables = await t.ctx.db.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.columns WHERE column_name = 'workspace_id' AND table_schema = current_schema() ORDER BY 1",
+    );
+    const rows: Record<string, string[]> = {};
+    for (const { table_name: table } of [...tables, { table_name: 'workspaces' }]) {
+      const column = table === 'workspaces' ? 'id' : 'workspace_id';
+      const found = await t.ctx.db.query<{ row: string }>(`SELECT to_jsonb(t)::text AS row FROM ${table} t WHERE t.${column} = $1 ORDER BY 1`, [ws1]);
+      rows[table] = found.map((r) => r.row);
+    }
+    return rows;
+  }
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    [ws1, ws2] = t.demo.workspaces.map((w) => w.id);
+    const owner = userOf(t.demo, 'owner').token;
+    const doc = (await t.call(null, 'GET', '/openapi.json')).json() as { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] }>> };
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(operations)) {
+        const inPath = path.startsWith(`${IN_PATH}/`);
+        const atV1 = !inPath && (op.parameters ?? []).some((p) => p.in === 'header' && p.name === 'service-workspace-id');
+        if (!inPath && !atV1) continue;
+        const key = `${method.toUpperCase()} ${path.slice(inPath ? IN_PATH.length : 3)}`;
+        const entry = documented.get(key) ?? { inPath: false, atV1: false };
+        documented.set(key, { inPath: entry.inPath || inPath, atV1: entry.atV1 || atV1 });
+      }
+    }
+
+    // The first workspace's resources, one of each kind, made through its own credentials.
+    const call = (method: InjectOptions['method'], path: string, body?: unknown) => t.call(owner, method, `/v1/workspaces/${ws1}${path}`, body);
+    if (documented.has('POST /webhooks/endpoints')) {
+      const endpoint = await call('POST', '/webhooks/endpoints', { url: 'https://hooks.example.com/in', subscribedEvents: ['product.*'] });
+      ids.endpointId = endpoint.json().id;
+    }
+    ids.productId = (await call('POST', '/products', { name: 'Secret product' })).json().id;
+    ids.eventId = (await call('GET', '/events')).json().data[0].id;
+    ids.keyId = (await call('GET', '/api-keys')).json().data[0].id;
+    if (ids.endpointId) ids.deliveryId = (await call('GET', '/webhooks/deliveries')).json().data[0].id;
+
+    before = await snapshot();
+    // Every id of the first workspace, which no answer to another workspace's credential may contain.
+    secrets = Object.values(before).flat().map((row) => JSON.parse(row).id).filter((id): id is string => typeof id === 'string');
+  });
+  afterAll(() => t.close());
+
+  it('has a line in the route table for every workspace route of the OpenAPI document', () => {
+    expect(documented.size).toBeGreaterThanOrEqual(10);
+    const missing = [...documented.keys()].filter((key) => !(key in ROUTES));
+    expect(missing, 'workspace routes without isolation coverage: add them to ROUTES').toEqual([]);
+    for (const table of ['products', 'events', 'api_keys']) expect(before[table].length, table).toBeGreaterThan(0);
+  });
+
+  for (const [key, { body }] of Object.entries(ROUTES)) {
+    it(key, async (context) => {
+      const mounts = documented.get(key);
+      if (!mounts) return context.skip();
+      const [method, template] = key.split(' ') as [InjectOptions['method'], string];
+      const params = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      for (const name of params) expect(ids[name], `no fixture of the first workspace for {${name}}`).toBeDefined();
+      const path = template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]);
+      const ws2Key = t.demo.workspaces[1].apiKey;
+      const outsider = userOf(t.demo, 'outsider').token;
+      const owner = userOf(t.demo, 'owner').token;
+      const attempt = (token: string, url: string, headers?: Record<string, string>) => t.call(token, method, url, body, headers);
+
+      // The first workspace named in the path or the header, by credentials that do not reach it: 403.
+      const named = [
+        await attempt(ws2Key, `/v1/workspaces/${ws1}${path}`),
+        await attempt(outsider, `/v1/workspaces/${ws1}${path}`),
+        ...(mounts.atV1 ? [await attempt(ws2Key, `/v1${path}`, { 'service-workspace-id': ws1 }), await attempt(outsider, `/v1${path}`, { 'service-workspace-id': ws1 })] : []),
+      ];
+      for (const res of named) expectError(res, 403, 'FORBIDDEN');
+
+      // Credentials acting in their own workspace, given the first workspace's ids: 404 (never 403 for
+      // an id), or, without an id, an answer about their own workspace only.
+      const own = [
+        { res: await attempt(owner, `/v1/workspaces/${ws2}${path}`), full: true },
+        { res: await attempt(outsider, `/v1/workspaces/${t.demo.outsiderOrganization.workspaceId}${path}`), full: true },
+        { res: await attempt(ws2Key, mounts.atV1 ? `/v1${path}` : `/v1/workspaces/${ws2}${path}`), full: key.includes('/api-keys') === false },
+      ];
+      for (const { res, full } of own) {
+        if (!full) {
+          expectError(res, 403, 'FORBIDDEN');
+        } else if (params.length > 0) {
+          expectError(res, 404, 'NOT_FOUND');
+        } else {
+          expect(res.statusCode, res.body).toBeLessThan(300);
+          for (const secret of [ws1, ...secrets]) expect(res.body).not.toContain(secret);
+        }
+      }
+    });
+  }
+
+  it('left every row of the first workspace as it was', async () => {
+    expect(await snapshot()).toEqual(before);
+  });
+});
