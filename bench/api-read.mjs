@@ -10,6 +10,8 @@ export async function apiRead(target, seeded, { duration }) {
   const baseline = await runAutocannon({ url: `http://127.0.0.1:${barePort}/`, connections: 50, duration });
   await bare.stop();
 
+  // PGlite has one writer: the service opens the folder only after this process lets go of it.
+  if (target.engine === 'pglite') await seeded.db.close();
   const service = await startService(target, { SVC_WORKERS: '0' });
   await runAutocannon({ url: `${service.url}/v1/products?limit=20`, connections: 10, duration: 1, headers: { authorization: `Bearer ${seeded.apiKey}` } });
   const result = await runAutocannon({

@@ -93,3 +93,18 @@ export function percentile(sorted, p) {
 }
 
 export const round = (n, digits = 1) => (n === null || n === undefined ? null : Number(n.toFixed(digits)));
+
+/** Starts bench/receiver.mjs on a free port. */
+export async function startReceiver() {
+  const port = await freePort();
+  const proc = await startProcess(['bench/receiver.mjs'], { PORT: String(port) }, 'ready');
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    ...proc,
+    url: `${base}/hook`,
+    stats: async () => (await fetch(`${base}/stats`)).json(),
+    reset: () => fetch(`${base}/reset`, { method: 'POST' }),
+  };
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

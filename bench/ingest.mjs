@@ -1,0 +1,38 @@
+// Scenario 2: POST /v1/products with 3 subscribed endpoints: events and delivery rows committed per second.
+import { SecretBox } from '../dist/lib/secretbox.js';
+import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
+import { round, runAutocannon } from './lib.mjs';
+import { MASTER_KEY, startService } from './service.mjs';
+
+export async function ingest(target, seeded, { duration }) {
+  const box = new SecretBox(Buffer.from(MASTER_KEY, 'hex'));
+  for (let i = 0; i < 3; i++) {
+    await createEndpoint(seeded.db, box, { workspaceId: seeded.workspaceId, url: `https://receiver-${i}.example.com/hook`, subscribedEvents: ['product.*'] }, new Date());
+  }
+  // Workers off: this measures what the API commits, not what is sent.
+  const service = await startService(target, { SVC_WORKERS: '0' });
+  const result = await runAutocannon({
+    url: `${service.url}/v1/products`,
+    method: 'POST',
+    connections: 50,
+    duration,
+    headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Bench product', price: { amount: 1999, currency: 'USD' }, metadata: { source: 'bench' } }),
+  });
+  const rss = service.peakRssMb();
+  await service.stop();
+  const [{ events }] = await seeded.db.query('SELECT count(*)::int AS events FROM events WHERE workspace_id = $1', [seeded.workspaceId]);
+  const [{ deliveries }] = await seeded.db.query('SELECT count(*)::int AS deliveries FROM webhook_deliveries WHERE workspace_id = $1', [seeded.workspaceId]);
+  if (result.non2xx > 0) throw new Error(`ingest: ${result.non2xx} non-2xx answers`);
+  const seconds = result.duration;
+  return {
+    name: 'Ingest (POST /v1/products, 3 subscribed endpoints, 50 connections)',
+    value: round(events / seconds, 0),
+    unit: 'events/s',
+    p99Ms: result.latency.p99,
+    extra: `${round(deliveries / seconds, 0)} delivery rows/s`,
+    target: '>= 3000 events/s',
+    pass: events / seconds >= 3000,
+    peakRssMb: rss,
+  };
+}
