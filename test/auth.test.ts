@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPersonalAccessToken, revokePersonalAccessToken } from '../src/admin/store.js';
 import { newToken } from '../src/lib/tokens.js';
@@ -109,6 +110,16 @@ describe('credentials and roles', () => {
       expect(pat.token).toMatch(/^svc_pat_test_/);
       ok(await t.call(pat.token, 'GET', '/v1/products', undefined, { 'service-workspace-id': ws1 }));
       expect(ok(await t.call(pat.token, 'GET', '/v1/me')).credential).toMatchObject({ type: 'personal_access_token', id: pat.id, test: true });
+    });
+
+    it('stores only the SHA-256 of a credential', async () => {
+      const key = t.demo.workspaces[0].apiKey;
+      const [row] = await t.ctx.db.query<{ row: string }>('SELECT to_jsonb(k)::text AS row FROM api_keys k WHERE token_hash = $1', [createHash('sha256').update(key).digest('hex')]);
+      expect(row).toBeDefined();
+      expect(row.row).not.toContain(key.slice(12));
+      const tokens = await t.ctx.db.query<{ row: string }>('SELECT to_jsonb(p)::text AS row FROM personal_access_tokens p');
+      expect(tokens.some((r) => r.row.includes(owner.slice(12)))).toBe(false);
+      expect(tokens.some((r) => r.row.includes(createHash('sha256').update(owner).digest('hex')))).toBe(true);
     });
 
     it('GET /v1/me describes a token with its user and a key without one', async () => {

@@ -127,6 +127,10 @@ describe('error envelope', () => {
       const res = await app.inject({ method: 'GET', url: '/v1/products', headers: { authorization: `Bearer ${newToken('api_key', false)}` } });
       const error = expectError(res, 503, 'UNAVAILABLE');
       expect(error.message).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);
+      // A token with a wrong checksum is refused before any look-up: 401 even with the store down.
+      const typo = newToken('api_key', false).replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'));
+      const refused = await app.inject({ method: 'GET', url: '/v1/products', headers: { authorization: `Bearer ${typo}` } });
+      expectError(refused, 401, 'UNAUTHENTICATED');
     } finally {
       await app.close();
       await db.close();
