@@ -22,7 +22,7 @@ describe('credentials and roles', () => {
   beforeAll(async () => {
     // This suite fails authentication on purpose many times from one address; the per-address limit
     // on failures is not what it is about.
-    t = await startTestApp({ clock, config: { rateLimitUnauthenticated: 1_000_000 } as object });
+    t = await startTestApp({ clock, config: { rateLimitUnauthenticated: 1_000_000 } });
     [ws1, ws2] = t.demo.workspaces.map((w) => w.id);
     [key1, key2] = t.demo.workspaces.map((w) => w.apiKey);
     [owner, admin, viewer, outsider] = (['owner', 'admin', 'viewer', 'outsider'] as const).map((r) => userOf(t.demo, r).token);
