@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDemo, type DemoSet } from '../admin/demo.js';
 import { buildApp } from '../app.js';
+import { loggerOptions } from '../http/logger.js';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import { openContext } from '../runtime.js';
@@ -15,7 +16,7 @@ import { startWorkers } from '../webhooks/engine/worker.js';
 export async function serve(config: Config, options: { demo: boolean }): Promise<void> {
   const ctx = await openContext(config);
   const app = await buildApp(ctx, {
-    logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["service-workspace-id"]'] },
+    logger: loggerOptions(config.logLevel),
   });
   const demo = options.demo ? await ensureDemo(ctx) : null;
   await app.listen({ port: config.port, host: config.host });
@@ -26,6 +27,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     app.log.info({ signal }, 'shutting down');
     await app.close();
     await workers?.stop();
+    await ctx.rateLimits.close();
     await ctx.db.close();
     process.exit(0);
   };
