@@ -2,6 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/lib/clock.js';
+import { runAttempt } from '../../src/webhooks/engine/attempt.js';
+import { claimDue } from '../../src/webhooks/engine/claim.js';
+import { recordOutcomes } from '../../src/webhooks/engine/outcome.js';
+import { createSender } from '../../src/webhooks/engine/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, endpointState, eventually, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour, type Receiver } from '../helpers/receiver.js';
@@ -142,6 +146,45 @@ describe('delivery worker runs', () => {
     const rows = await deliveriesOf(t, endpointId);
     expect(rows[1]).toMatchObject({ status: 'disabled', attempt: 0, next_attempt_at: null, response_status: null });
     expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('writes an outcome once: a repeated or stale write changes nothing', async () => {
+    const { endpointId } = await target(() => ({ status: 500 }));
+    await createProduct(t);
+    const sender = createSender(t.ctx);
+    try {
+      const [first] = await claimDue(t.ctx.db, clock.now(), t.ctx.config.leaseMs, 10);
+      const firstOutcome = await runAttempt(t.ctx, sender, first);
+      await recordOutcomes(t.ctx, [firstOutcome]);
+      await recordOutcomes(t.ctx, [firstOutcome]);
+      expect((await deliveriesOf(t, endpointId))[0]).toMatchObject({ status: 'pending', attempt: 1 });
+
+      clock.advance(1000);
+      const [second] = await claimDue(t.ctx.db, clock.now(), t.ctx.config.leaseMs, 10);
+      expect(second).toMatchObject({ id: first.id, attempt: 1 });
+      await recordOutcomes(t.ctx, [firstOutcome]);
+      await recordOutcomes(t.ctx, [await runAttempt(t.ctx, sender, second)]);
+      expect((await deliveriesOf(t, endpointId))[0]).toMatchObject({ status: 'failed', attempt: 2 });
+      expect(await endpointState(t, endpointId)).toMatchObject({ consecutive_failures: 1 });
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it('resets a failure count raised after the claim when the delivery succeeds', async () => {
+    const { endpointId } = await target();
+    await createProduct(t);
+    const sender = createSender(t.ctx);
+    try {
+      const [row] = await claimDue(t.ctx.db, clock.now(), t.ctx.config.leaseMs, 10);
+      expect(row.endpointFailures).toBe(0);
+      await t.ctx.db.query('UPDATE webhook_endpoints SET consecutive_failures = 3 WHERE id = $1', [endpointId]);
+      await recordOutcomes(t.ctx, [await runAttempt(t.ctx, sender, row)]);
+      expect((await deliveriesOf(t, endpointId))[0]).toMatchObject({ status: 'success', attempt: 1 });
+      expect(await endpointState(t, endpointId)).toMatchObject({ consecutive_failures: 0 });
+    } finally {
+      await sender.close();
+    }
   });
 
   it('sends a test ping with its own payload', async () => {

@@ -14,6 +14,8 @@ export const USER_AGENT = 'svc-webhooks/1.0';
 export interface Outcome {
   id: string;
   endpointId: string;
+  /** The endpoint's count of consecutive failed deliveries when the row was claimed. */
+  endpointFailures: number;
   claimedAttempt: number;
   lease: Date;
   attempted: boolean;
@@ -46,6 +48,7 @@ export async function runAttempt(ctx: AppContext, sender: Sender, delivery: Clai
   const base = {
     id: delivery.id,
     endpointId: delivery.endpointId,
+    endpointFailures: delivery.endpointFailures,
     claimedAttempt: delivery.attempt,
     lease: delivery.lease,
     attemptedAt,

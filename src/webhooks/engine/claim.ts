@@ -16,6 +16,8 @@ export interface ClaimedDelivery {
   url: string;
   /** False when the endpoint was paused, auto-disabled or deleted since the row was enqueued. */
   endpointActive: boolean;
+  /** The endpoint's consecutive failed deliveries at claim time (0 for a healthy endpoint). */
+  endpointFailures: number;
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
@@ -31,6 +33,7 @@ interface ClaimRow {
   body: string | null;
   url: string;
   endpoint_active: boolean;
+  consecutive_failures: number;
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
@@ -58,7 +61,7 @@ export async function claimDue(q: Queryable, now: Date, leaseMs: number, limit: 
      )
      SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.event_type, c.attempt,
             coalesce(c.payload, ev.body) AS body,
-            e.url, (e.active AND e.deleted_at IS NULL) AS endpoint_active,
+            e.url, (e.active AND e.deleted_at IS NULL) AS endpoint_active, e.consecutive_failures,
             e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at
        FROM claimed c
        JOIN webhook_endpoints e ON e.id = c.endpoint_id
@@ -76,6 +79,7 @@ export async function claimDue(q: Queryable, now: Date, leaseMs: number, limit: 
     body: r.body,
     url: r.url,
     endpointActive: r.endpoint_active,
+    endpointFailures: r.consecutive_failures,
     secret_enc: r.secret_enc,
     previous_secret_enc: r.previous_secret_enc,
     previous_secret_expires_at: r.previous_secret_expires_at,

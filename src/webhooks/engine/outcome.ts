@@ -4,8 +4,8 @@ import type { Outcome } from './attempt.js';
 import { AUTO_DISABLE_AFTER, autoDisable } from './auto-disable.js';
 
 /**
- * Writes a batch of outcomes in one transaction: the delivery rows, then each endpoint's count of
- * consecutive failed deliveries, then any auto-disable that count calls for.
+ * Writes a batch of outcomes: the delivery rows, each endpoint's count of consecutive failed
+ * deliveries, and any auto-disable that count calls for.
  *
  * Writes are idempotent and guarded by the claim: a row is only changed while it is still `pending`
  * with this worker's attempt number and lease, so a worker whose lease ran out (and whose row
@@ -13,22 +13,42 @@ import { AUTO_DISABLE_AFTER, autoDisable } from './auto-disable.js';
  * `disabled` while the request was in flight (endpoint paused or deleted) stays `disabled`; the
  * attempt's facts are still logged on it. A failed attempt whose endpoint is no longer active ends
  * `disabled` instead of being retried.
+ *
+ * The common batch (successes on healthy endpoints, retries) is one statement. A batch that may
+ * change an endpoint's count locks those endpoints first, in id order, as the API does before it
+ * touches an endpoint's deliveries, so the two never wait on each other in a cycle.
  */
 export async function recordOutcomes(ctx: AppContext, outcomes: Outcome[]): Promise<void> {
   if (outcomes.length === 0) return;
+  const counted = outcomes.filter((o) => o.status === 'failed' || (o.status === 'success' && o.endpointFailures > 0));
+  if (counted.length === 0) {
+    // A success may still find a count that another worker raised since the claim: reset it inline.
+    await withDeadlockRetry(() => writeDeliveries(ctx.db, outcomes, true));
+    return;
+  }
+  const endpointIds = [...new Set(counted.map((o) => o.endpointId))].sort();
   await withDeadlockRetry(() =>
     ctx.db.tx(async (q) => {
-      const endpointIds = [...new Set(outcomes.map((o) => o.endpointId))].sort();
-      // Lock endpoints in a fixed order before touching their deliveries, as the API does, so two
-      // workers (or a worker and a PATCH) never wait on each other in a cycle.
       await q.query('SELECT id FROM webhook_endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [endpointIds]);
-      const written = await writeDeliveries(q, outcomes);
+      const written = await writeDeliveries(q, outcomes, false);
       await countFailures(q, ctx, outcomes, written);
     }),
   );
 }
 
-async function writeDeliveries(q: Queryable, outcomes: Outcome[]): Promise<Map<string, string>> {
+/**
+ * Where a guarded row goes: a row disabled meanwhile stays disabled; a 2xx is a success; any other
+ * outcome for an endpoint that is no longer active ends disabled rather than being retried.
+ */
+const NEW_STATUS = `CASE
+    WHEN d.status = 'disabled' THEN 'disabled'
+    WHEN o.status = 'success' THEN 'success'
+    WHEN NOT (e.active AND e.deleted_at IS NULL) THEN 'disabled'
+    ELSE o.status
+  END`;
+
+/** Returns the new status of each row that moved out of `pending`; only those count for the endpoint. */
+async function writeDeliveries(q: Queryable, outcomes: Outcome[], resetOnSuccess: boolean): Promise<Map<string, string>> {
   const rows = outcomes.map((o) => ({
     id: o.id,
     claimed_attempt: o.claimedAttempt,
@@ -44,51 +64,43 @@ async function writeDeliveries(q: Queryable, outcomes: Outcome[]): Promise<Map<s
     response_body: o.responseBody,
     response_headers: o.responseHeaders,
   }));
+  const reset = resetOnSuccess
+    ? `, reset AS (
+         UPDATE webhook_endpoints SET consecutive_failures = 0
+          WHERE id IN (SELECT endpoint_id FROM written WHERE status = 'success') AND consecutive_failures <> 0
+       )`
+    : '';
+  // `d.id = ANY($2)` keeps the plan on the primary key whatever the planner guesses of the recordset.
   const updated = await q.query<{ id: string; status: string }>(
     `WITH o AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS o (
          id text, claimed_attempt int, lease timestamptz, attempted boolean, status text,
          next_attempt_at timestamptz, attempted_at timestamptz, error text, response_status int,
          response_time_ms int, request_headers jsonb, response_body text, response_headers jsonb)
-     ), target AS (
-       SELECT o.*, d.status AS current_status, (e.active AND e.deleted_at IS NULL) AS endpoint_active
-         FROM o
-         JOIN webhook_deliveries d ON d.id = o.id
-         JOIN webhook_endpoints e ON e.id = d.endpoint_id
-        WHERE d.attempt = o.claimed_attempt
+     ), written AS (
+       UPDATE webhook_deliveries d SET
+         status = ${NEW_STATUS},
+         next_attempt_at = CASE WHEN ${NEW_STATUS} = 'pending' THEN o.next_attempt_at END,
+         attempt = d.attempt + CASE WHEN o.attempted THEN 1 ELSE 0 END,
+         delivered_at = CASE WHEN ${NEW_STATUS} = 'success' THEN o.attempted_at ELSE d.delivered_at END,
+         last_attempt_at = CASE WHEN o.attempted THEN o.attempted_at ELSE d.last_attempt_at END,
+         error = CASE WHEN o.attempted THEN o.error ELSE d.error END,
+         response_status = CASE WHEN o.attempted THEN o.response_status ELSE d.response_status END,
+         response_time_ms = CASE WHEN o.attempted THEN o.response_time_ms ELSE d.response_time_ms END,
+         request_headers = CASE WHEN o.attempted THEN o.request_headers ELSE d.request_headers END,
+         response_body = CASE WHEN o.attempted THEN o.response_body ELSE d.response_body END,
+         response_headers = CASE WHEN o.attempted THEN o.response_headers ELSE d.response_headers END
+         FROM o, webhook_endpoints e
+        WHERE d.id = ANY($2::text[]) AND d.id = o.id AND e.id = d.endpoint_id
+          AND d.attempt = o.claimed_attempt
           AND ((d.status = 'pending' AND d.next_attempt_at = o.lease) OR (d.status = 'disabled' AND o.attempted))
-     ), decided AS (
-       SELECT target.*, CASE
-           WHEN current_status = 'disabled' THEN 'disabled'
-           WHEN status = 'success' THEN 'success'
-           WHEN NOT endpoint_active THEN 'disabled'
-           ELSE status
-         END AS new_status
-         FROM target
-     )
-     UPDATE webhook_deliveries d SET
-       status = x.new_status,
-       next_attempt_at = CASE WHEN x.new_status = 'pending' THEN x.next_attempt_at END,
-       attempt = d.attempt + CASE WHEN x.attempted THEN 1 ELSE 0 END,
-       delivered_at = CASE WHEN x.new_status = 'success' THEN x.attempted_at ELSE d.delivered_at END,
-       last_attempt_at = CASE WHEN x.attempted THEN x.attempted_at ELSE d.last_attempt_at END,
-       error = CASE WHEN x.attempted THEN x.error ELSE d.error END,
-       response_status = CASE WHEN x.attempted THEN x.response_status ELSE d.response_status END,
-       response_time_ms = CASE WHEN x.attempted THEN x.response_time_ms ELSE d.response_time_ms END,
-       request_headers = CASE WHEN x.attempted THEN x.request_headers ELSE d.request_headers END,
-       response_body = CASE WHEN x.attempted THEN x.response_body ELSE d.response_body END,
-       response_headers = CASE WHEN x.attempted THEN x.response_headers ELSE d.response_headers END
-       FROM decided x
-      WHERE d.id = x.id
-     RETURNING d.id, x.new_status AS status, x.current_status`,
-    [JSON.stringify(rows)],
+       RETURNING d.id, d.endpoint_id, d.status
+     )${reset}
+     SELECT id, status FROM written`,
+    [JSON.stringify(rows), outcomes.map((o) => o.id)],
   );
-  // Only a move out of `pending` counts for the endpoint.
-  return new Map(
-    (updated as { id: string; status: string; current_status: string }[])
-      .filter((r) => r.current_status === 'pending')
-      .map((r) => [r.id, r.status]),
-  );
+  // A row reaches `success` or `failed` only from `pending`; `disabled` never counts.
+  return new Map(updated.filter((r) => r.status === 'success' || r.status === 'failed').map((r) => [r.id, r.status]));
 }
 
 /**
@@ -111,7 +123,7 @@ async function countFailures(q: Queryable, ctx: AppContext, outcomes: Outcome[],
     `UPDATE webhook_endpoints e
         SET consecutive_failures = CASE WHEN c.reset THEN 0 ELSE e.consecutive_failures END + c.failures
        FROM jsonb_to_recordset($1::jsonb) AS c (id text, reset boolean, failures int)
-      WHERE e.id = c.id
+      WHERE e.id = c.id AND (c.failures > 0 OR e.consecutive_failures <> 0)
      RETURNING e.id, e.workspace_id, e.url, e.consecutive_failures, (e.active AND e.deleted_at IS NULL) AS active`,
     [JSON.stringify(rows)],
   );

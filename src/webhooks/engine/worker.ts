@@ -26,7 +26,8 @@ export function createSender(ctx: AppContext): Sender {
  * Claims due deliveries and sends them, up to `concurrency` at a time. It wakes on NOTIFY (sent by
  * the fan-out at commit) and, as a fallback and for retries coming due, every SVC_POLL_INTERVAL.
  * Outcomes are written in batches (whatever finished while the previous write ran), which keeps
- * the database round trips per delivery low under load. stop() lets in-flight attempts finish and
+ * the database round trips per delivery low under load, and a slot takes the next row as soon as
+ * its request is done rather than after the write. stop() lets in-flight attempts finish and
  * writes their outcomes; anything still claimed by a worker that dies comes back after the lease.
  */
 export class DeliveryWorker {
@@ -35,8 +36,10 @@ export class DeliveryWorker {
   private readonly concurrency: number;
   private readonly onError: (error: unknown, during: string) => void;
   private readonly inFlight = new Set<Promise<void>>();
-  private queue: { outcome: Outcome; done: () => void }[] = [];
-  private writing: Promise<void> | null = null;
+  private queue: Outcome[] = [];
+  private readonly writers = new Set<Promise<void>>();
+  private writeScheduled = false;
+  private writingCount = 0;
   private running = false;
   private wanted = false;
   private pumping: Promise<void> | null = null;
@@ -68,7 +71,7 @@ export class DeliveryWorker {
     this.unlisten = null;
     await this.pumping;
     await Promise.allSettled([...this.inFlight]);
-    await this.writing;
+    await this.drainWrites();
     if (this.ownsSender) await this.sender.close();
   }
 
@@ -100,7 +103,7 @@ export class DeliveryWorker {
       this.wanted = false;
       try {
         while (this.running) {
-          const free = this.concurrency - this.inFlight.size;
+          const free = this.freeSlots();
           if (free <= 0) {
             this.saturated = true;
             break;
@@ -119,44 +122,74 @@ export class DeliveryWorker {
 
   private launch(row: ClaimedDelivery): void {
     const task: Promise<void> = runAttempt(this.ctx, this.sender, row)
-      .then((outcome) => this.record(outcome))
+      .then((outcome) => {
+        this.queue.push(outcome);
+        this.write();
+      })
       .catch((error) => this.onError(error, 'attempt'))
       .finally(() => {
         this.inFlight.delete(task);
-        // A full worker stopped claiming; once a quarter of its slots are free, claim again.
-        if (this.saturated && this.concurrency - this.inFlight.size >= Math.max(1, this.concurrency >> 2)) {
-          this.saturated = false;
-          this.kick();
-        }
+        this.maybeClaimMore();
       });
     this.inFlight.add(task);
   }
 
-  /** Resolves once the outcome is written (or its write failed), batched with whatever else finished meanwhile. */
-  private record(outcome: Outcome): Promise<void> {
-    return new Promise((done) => {
-      this.queue.push({ outcome, done });
-      this.write();
+  /**
+   * A slot is free again as soon as its request is done; the row stays claimed (leased) until its
+   * outcome is written. Claiming waits while writes lag behind by more than one full round.
+   */
+  private freeSlots(): number {
+    if (this.queue.length + this.writingCount > this.concurrency) return 0;
+    return this.concurrency - this.inFlight.size;
+  }
+
+  /** A full worker stopped claiming; once a quarter of its slots are free, it claims again. */
+  private maybeClaimMore(): void {
+    if (this.saturated && this.freeSlots() >= Math.max(1, this.concurrency >> 2)) {
+      this.saturated = false;
+      this.kick();
+    }
+  }
+
+  /**
+   * Writes queued outcomes, each batch being whatever finished while earlier writes ran. On
+   * PostgreSQL two batches may be written at once (they touch different rows); PGlite has one
+   * connection, so one.
+   */
+  private write(): void {
+    // Start on the next turn of the event loop, so every response that arrived in this one joins
+    // the batch (on PGlite, a query runs on this thread and nothing else arrives meanwhile).
+    if (this.writeScheduled) return;
+    this.writeScheduled = true;
+    setImmediate(() => {
+      this.writeScheduled = false;
+      this.startWriters();
     });
   }
 
-  private write(): void {
-    if (this.writing) return;
-    this.writing = (async () => {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, WRITE_BATCH);
-        try {
-          await recordOutcomes(this.ctx, batch.map((b) => b.outcome));
-        } catch (error) {
-          // The rows stay claimed until their lease runs out, then they are attempted again.
-          this.onError(error, 'record');
-        }
-        for (const b of batch) b.done();
-      }
-    })().finally(() => {
-      this.writing = null;
-      if (this.queue.length > 0) this.write();
-    });
+  private startWriters(): void {
+    const maxWriters = this.ctx.db.engine === 'pglite' ? 1 : 2;
+    while (this.writers.size < maxWriters && this.queue.length > 0) {
+      const batch = this.queue.splice(0, WRITE_BATCH);
+      this.writingCount += batch.length;
+      const writer: Promise<void> = recordOutcomes(this.ctx, batch)
+        // The rows stay claimed until their lease runs out, then they are attempted again.
+        .catch((error) => this.onError(error, 'record'))
+        .finally(() => {
+          this.writers.delete(writer);
+          this.writingCount -= batch.length;
+          this.write();
+          this.maybeClaimMore();
+        });
+      this.writers.add(writer);
+    }
+  }
+
+  private async drainWrites(): Promise<void> {
+    while (this.writers.size > 0 || this.queue.length > 0) {
+      this.startWriters();
+      await Promise.allSettled([...this.writers]);
+    }
   }
 }
 
