@@ -57,6 +57,12 @@ function duration(env: Env, name: string, fallback: string): number {
   return ms;
 }
 
+function positiveDuration(env: Env, name: string, fallback: string): number {
+  const ms = duration(env, name, fallback);
+  if (ms < 1) throw new ConfigError(`${name} must be at least 1ms, got "${env[name]}"`);
+  return ms;
+}
+
 function flag(env: Env, name: string): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
@@ -134,7 +140,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPat: integer(env, 'SVC_RATE_LIMIT_PAT', 120, 1, 1_000_000),
     rateLimitUnauthenticated: integer(env, 'SVC_RATE_LIMIT_UNAUTHENTICATED', 30, 1, 1_000_000),
     redisKeyPrefix: env.SVC_REDIS_KEY_PREFIX ?? 'svc:',
-    redisTimeoutMs: duration(env, 'SVC_REDIS_TIMEOUT', '250ms'),
+    redisTimeoutMs: positiveDuration(env, 'SVC_REDIS_TIMEOUT', '250ms'),
     trustProxy: trustProxy(env),
     bodyLimitBytes: integer(env, 'SVC_BODY_LIMIT', 1_048_576, 1024, 104_857_600),
   };

@@ -3,6 +3,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { openRateLimitStore } from '../src/ratelimit/open.js';
 import { RedisRateLimitStore } from '../src/ratelimit/redis.js';
 import { createContext } from '../src/runtime.js';
 import { ManualClock, startTestApp, testConfig, type TestApp } from './helpers/app.js';
@@ -22,6 +24,8 @@ describe('rate limits shared through Redis', () => {
   let a: TestApp;
   let b: App;
   let storeB: RedisRateLimitStore;
+  /** What this test opened, closed after it in reverse order. */
+  let opened: { close(): Promise<unknown> }[] = [];
   let logB: LogCapture;
   let proxy: TcpProxy | null = null;
 
@@ -32,11 +36,14 @@ describe('rate limits shared through Redis', () => {
     clock = new ManualClock();
     const storeA = store(REDIS_URL);
     a = await startTestApp({ clock, config, rateLimits: storeA });
+    opened.push(a);
     storeB = store(urlB);
+    opened.push(storeB);
     logB = new LogCapture();
     b = await buildApp(createContext(testConfig(config), a.testDb.db, randomBytes(32), clock, { rateLimits: storeB }), {
       logger: { level: 'info', stream: logB },
     });
+    opened.push(b);
     await storeA.waitShared();
     await storeB.waitShared();
   }
@@ -48,9 +55,8 @@ describe('rate limits shared through Redis', () => {
   });
 
   afterEach(async () => {
-    await b?.close();
-    await storeB?.close();
-    await a?.close();
+    for (const thing of opened.reverse()) await thing.close();
+    opened = [];
     await proxy?.stop();
     proxy = null;
     const redis = new Redis(REDIS_URL);
@@ -84,6 +90,19 @@ describe('rate limits shared through Redis', () => {
     await redis.quit();
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatch(new RegExp(`^${prefix}cred:key_[0-9a-z]{26}$`));
+  });
+
+  it('is the store the configuration picks with REDIS_URL, under SVC_REDIS_KEY_PREFIX', async () => {
+    const configured = openRateLimitStore(loadConfig({ REDIS_URL, SVC_REDIS_KEY_PREFIX: prefix }));
+    expect(configured).toBeInstanceOf(RedisRateLimitStore);
+    await (configured as RedisRateLimitStore).waitShared();
+    const rule = { limit: 2, windowMs: 60_000 };
+    expect((await configured.hit('cred:key_x', rule, 1_000)).remaining).toBe(1);
+    await configured.close();
+    const redis = new Redis(REDIS_URL);
+    expect(await redis.zcard(`${prefix}rl:cred:key_x`)).toBe(1);
+    await redis.quit();
+    expect(openRateLimitStore(loadConfig({}))).not.toBeInstanceOf(RedisRateLimitStore);
   });
 
   it('admits exactly the limit when both instances are hit at once', async () => {

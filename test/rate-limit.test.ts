@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { addressKey } from '../src/ratelimit/hooks.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory.js';
 import { ManualClock, startTestApp, userOf, type TestApp } from './helpers/app.js';
@@ -25,11 +26,20 @@ const statuses = (responses: LightMyRequestResponse[]) => responses.map((r) => r
 describe('rate limits per credential', () => {
   let t: TestApp;
   let clock: ManualClock;
-  afterEach(() => t?.close());
+  let opened: TestApp[] = [];
+  afterEach(async () => {
+    for (const app of opened) await app.close();
+    opened = [];
+  });
+  const open = async (options: Parameters<typeof startTestApp>[0]) => {
+    t = await startTestApp(options);
+    opened.push(t);
+    return t;
+  };
 
   async function start(config = {}) {
     clock = new ManualClock();
-    t = await startTestApp({ clock, config });
+    await open({ clock, config });
   }
 
   it('admits 300 requests of one API key inside a minute and refuses the 301st with the headers', async () => {
@@ -153,7 +163,16 @@ describe('rate limits per credential', () => {
 describe('failed authentications per client address', () => {
   let t: TestApp;
   let clock: ManualClock;
-  afterEach(() => t?.close());
+  let opened: TestApp[] = [];
+  afterEach(async () => {
+    for (const app of opened) await app.close();
+    opened = [];
+  });
+  const open = async (options: Parameters<typeof startTestApp>[0]) => {
+    t = await startTestApp(options);
+    opened.push(t);
+    return t;
+  };
 
   const from = (address: string, token: string | null) =>
     t.app.inject({
@@ -165,7 +184,7 @@ describe('failed authentications per client address', () => {
 
   it('refuses an address with 429 after 30 failures in a minute, before looking at its credential', async () => {
     clock = new ManualClock();
-    t = await startTestApp({ clock });
+    await open({ clock });
     const wrong = 'svc_sk_' + 'A'.repeat(36);
     const failures = await burst(30, () => from('203.0.113.9', wrong));
     expect(statuses(failures).every((s) => s === 401)).toBe(true);
@@ -191,11 +210,57 @@ describe('failed authentications per client address', () => {
 
   it('takes its limit from the configuration and counts an IPv6 /64 as one address', async () => {
     clock = new ManualClock();
-    t = await startTestApp({ clock, config: { rateLimitUnauthenticated: 2 } });
+    await open({ clock, config: { rateLimitUnauthenticated: 2 } });
     expect((await from('2001:db8:1:2::1', null)).statusCode).toBe(401);
     expect((await from('2001:db8:1:2:ffff::9', null)).statusCode).toBe(401);
     expect((await from('2001:db8:1:2::77', null)).statusCode).toBe(429);
     expect((await from('2001:db8:1:3::1', null)).statusCode).toBe(401);
+  });
+});
+
+describe('client address behind proxies', () => {
+  let t: TestApp;
+  let opened: TestApp[] = [];
+  afterEach(async () => {
+    for (const app of opened) await app.close();
+    opened = [];
+  });
+  const open = async (options: Parameters<typeof startTestApp>[0]) => {
+    t = await startTestApp(options);
+    opened.push(t);
+    return t;
+  };
+  const from = (forwarded: string) =>
+    t.app.inject({ method: 'GET', url: '/v1/me', remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': forwarded } });
+
+  it('takes the address from X-Forwarded-For only when the proxy is trusted', async () => {
+    await open({ config: { rateLimitUnauthenticated: 1, trustProxy: true } });
+    expect((await from('203.0.113.1')).statusCode).toBe(401);
+    expect((await from('203.0.113.2')).statusCode).toBe(401);
+    expect((await from('203.0.113.1')).statusCode).toBe(429);
+
+    await open({ config: { rateLimitUnauthenticated: 1 } });
+    expect((await from('203.0.113.1')).statusCode).toBe(401);
+    // Not trusted: a forged header does not make a new address.
+    expect((await from('203.0.113.2')).statusCode).toBe(429);
+  });
+
+  it('reads the rate-limit settings, refusing bad values by name', () => {
+    const config = loadConfig({ SVC_RATE_LIMIT_UNAUTHENTICATED: '7', SVC_REDIS_TIMEOUT: '1s', SVC_TRUST_PROXY: '10.0.0.0/8, 192.0.2.1' });
+    expect(config).toMatchObject({ rateLimitApiKey: 300, rateLimitPat: 120, rateLimitUnauthenticated: 7, redisTimeoutMs: 1000, trustProxy: ['10.0.0.0/8', '192.0.2.1'], redisKeyPrefix: 'svc:' });
+    expect(loadConfig({ SVC_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ SVC_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({}).trustProxy).toBe(false);
+    for (const [name, value] of [
+      ['SVC_RATE_LIMIT_UNAUTHENTICATED', '0'],
+      ['SVC_RATE_LIMIT_API_KEY', 'many'],
+      ['SVC_REDIS_TIMEOUT', '0ms'],
+      ['SVC_TRUST_PROXY', 'proxy.example.com'],
+      ['REDIS_URL', 'http://127.0.0.1:6379'],
+    ]) {
+      expect(() => loadConfig({ [name]: value }), name).toThrow(ConfigError);
+      expect(() => loadConfig({ [name]: value }), name).toThrow(name);
+    }
   });
 });
 
