@@ -21,6 +21,7 @@ const RANGES: [address: string, prefix: number, family: 'ipv4' | 'ipv6', reason:
   ['192.168.0.0', 16, 'ipv4', 'private'],
   ['198.18.0.0', 15, 'ipv4', 'reserved'],
   ['224.0.0.0', 4, 'ipv4', 'multicast'],
+  ['255.255.255.255', 32, 'ipv4', 'broadcast'],
   ['240.0.0.0', 4, 'ipv4', 'reserved'],
   ['::', 128, 'ipv6', 'unspecified'],
   ['::1', 128, 'ipv6', 'loopback'],
@@ -30,6 +31,7 @@ const RANGES: [address: string, prefix: number, family: 'ipv4' | 'ipv6', reason:
   ['ff00::', 8, 'ipv6', 'multicast'],
 ];
 
+// The first matching range names the reason.
 const LISTS = RANGES.map(([address, prefix, family, reason]) => {
   const list = new BlockList();
   list.addSubnet(address, prefix, family);
