@@ -78,6 +78,7 @@ export class DeliveryWorker {
   /**
    * Processes everything due at the clock's current time, batch after batch, and returns how many
    * rows it handled. For tests and one-shot runs: deterministic with a ManualClock, no timers.
+   * stop() releases the worker's connections afterwards (it needs no start()).
    */
   async runDue(): Promise<number> {
     let total = 0;
