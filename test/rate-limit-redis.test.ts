@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -9,6 +10,7 @@ import { RedisRateLimitStore } from '../src/ratelimit/redis.js';
 import { createContext } from '../src/runtime.js';
 import { ManualClock, startTestApp, testConfig, type TestApp } from './helpers/app.js';
 import { LogCapture } from './helpers/log.js';
+import { checkAgainstModel, sequences } from './helpers/rate-model.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 
 /**
@@ -90,6 +92,15 @@ describe('rate limits shared through Redis', () => {
     await redis.quit();
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatch(new RegExp(`^${prefix}cred:key_[0-9a-z]{26}$`));
+  });
+
+  it('runs the same algorithm in its Lua script as in memory, on random sequences', async () => {
+    const shared = store(REDIS_URL);
+    opened.push(shared);
+    await shared.waitShared();
+    let run = 0;
+    await fc.assert(fc.asyncProperty(sequences, (sequence) => checkAgainstModel(shared, `model:${run++}`, sequence)), { numRuns: 60 });
+    expect(shared.shared).toBe(true);
   });
 
   it('is the store the configuration picks with REDIS_URL, under SVC_REDIS_KEY_PREFIX', async () => {

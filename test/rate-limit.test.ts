@@ -1,9 +1,11 @@
+import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { addressKey } from '../src/ratelimit/hooks.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory.js';
 import { ManualClock, startTestApp, userOf, type TestApp } from './helpers/app.js';
+import { checkAgainstModel, sequences } from './helpers/rate-model.js';
 
 const MINUTE = 60_000;
 
@@ -275,6 +277,10 @@ describe('addressKey', () => {
 });
 
 describe('MemoryRateLimitStore', () => {
+  it('decides as the sliding window is defined, on random sequences, never admitting more than the limit in any minute', async () => {
+    await fc.assert(fc.asyncProperty(sequences, (sequence) => checkAgainstModel(new MemoryRateLimitStore(), 'k', sequence)), { numRuns: 300 });
+  });
+
   it('forgets callers whose window has emptied', async () => {
     const store = new MemoryRateLimitStore();
     const rule = { limit: 2, windowMs: MINUTE };
