@@ -47,7 +47,7 @@ type ScriptClient = Redis & {
   slidingWindow(key: string, now: number, window: number, limit: number, consume: 0 | 1, member: string): Promise<[number, number, number, number]>;
 };
 
-/** Time between probes of a Redis that stopped answering while its connection stayed up. */
+/** Time between probes of a Redis that failed commands while its connection stayed up. */
 const PROBE_INTERVAL_MS = 1000;
 
 /**
@@ -123,14 +123,18 @@ export class RedisRateLimitStore implements RateLimitStore {
     }
   }
 
-  /** A connection that stays up while Redis stops answering gets one PING at a time to find it back. */
+  /**
+   * While the connection is up but Redis failed a command (no answer in time, or an error such as a
+   * read-only replica), one probe at a time runs the script itself, without counting, to find out
+   * when counting there works again.
+   */
   private probe(): void {
     if (this.state !== 'down' || this.probing || this.client.status !== 'ready') return;
     if (performance.now() - this.lastProbe < PROBE_INTERVAL_MS) return;
     this.probing = true;
     this.lastProbe = performance.now();
     this.client
-      .ping()
+      .slidingWindow(`${this.options.prefix}probe`, 0, 1, 1, 0, '')
       .then(() => this.markUp())
       .catch(() => {})
       .finally(() => {
