@@ -102,9 +102,10 @@ describe('workspace isolation', () => {
   });
 
   for (const [key, { body }] of Object.entries(ROUTES)) {
-    it(key, async (context) => {
+    it(key, async () => {
       const mounts = documented.get(key);
-      if (!mounts) return context.skip();
+      expect(mounts, `${key} is in the route table but not in the OpenAPI document`).toBeDefined();
+      if (!mounts) return;
       const [method, template] = key.split(' ') as [InjectOptions['method'], string];
       const params = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       for (const name of params) expect(ids[name], `no fixture of the first workspace for {${name}}`).toBeDefined();
