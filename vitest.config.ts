@@ -12,6 +12,9 @@ const shared = {
 
 export default defineConfig({
   test: {
+    // Two files at a time: much of the work waits on the database server, so this beats one per core.
+    maxWorkers: 2,
+    minWorkers: 1,
     projects: [
       { test: { ...shared, name: 'pglite', env: { TEST_ENGINE: 'pglite' } } },
       { test: { ...shared, name: 'postgres', env: { TEST_ENGINE: 'postgres' } } },
