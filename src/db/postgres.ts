@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { Listener } from './listener.js';
 import type { Db, Queryable } from './db.js';
 
 // int8 (count(*), bigint columns) as JavaScript numbers: every value we store fits in 2^53.
@@ -36,24 +37,12 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
   });
   // An idle client that loses its connection must not take the process down.
   pool.on('error', () => {});
-  let listener: pg.Client | null = null;
   const handlers = new Map<string, Set<(payload: string) => void>>();
+  const listener = new Listener(options.url, handlers);
 
   async function query<T>(sql: string, params?: unknown[]): Promise<T[]> {
     const result = await pool.query(prepared(sql, params));
     return result.rows as T[];
-  }
-
-  async function connectListener(): Promise<pg.Client> {
-    if (listener) return listener;
-    const client = new pg.Client({ connectionString: options.url });
-    client.on('error', () => {});
-    client.on('notification', (msg) => {
-      for (const handler of handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
-    });
-    await client.connect();
-    listener = client;
-    return client;
   }
 
   return {
@@ -61,6 +50,8 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     query,
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
+      // A connection whose ROLLBACK fails is broken: it is destroyed rather than returned to the pool.
+      let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await fn({
@@ -69,19 +60,18 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
+        await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
         throw error;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
     async listen(channel, onNotify) {
-      const client = await connectListener();
       let set = handlers.get(channel);
       if (!set) {
         set = new Set();
         handlers.set(channel, set);
-        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+        await listener.listen(channel);
       }
       set.add(onNotify);
       return async () => {
@@ -89,7 +79,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       };
     },
     async close() {
-      await listener?.end().catch(() => {});
+      await listener.close();
       await pool.end();
     },
   };

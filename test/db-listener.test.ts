@@ -1,0 +1,41 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINE, POSTGRES_URL, openTestDb, type TestDb } from './helpers/db.js';
+
+async function until(check: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+// PGlite's LISTEN is in-process and has no connection to lose.
+describe.skipIf(ENGINE === 'pglite')('LISTEN connection (PostgreSQL)', () => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await openTestDb();
+  });
+  afterAll(() => t.close());
+
+  it('comes back after the server drops it, listens again and wakes its handlers', async () => {
+    const channel = `test_${randomBytes(4).toString('hex')}`;
+    const payloads: string[] = [];
+    await t.db.listen(channel, (payload) => payloads.push(payload));
+    await t.db.query(`SELECT pg_notify('${channel}', 'before')`);
+    await until(() => payloads.includes('before'));
+
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    const { rows } = await admin.query(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query = $1`, [`LISTEN "${channel}"`]);
+    await admin.end();
+    expect(rows).toEqual([{ done: true }]);
+
+    // The reconnect calls every handler once (notifications may have been missed meanwhile)...
+    await until(() => payloads.includes(''));
+    // ...and notifications flow again on the new connection.
+    await t.db.query(`SELECT pg_notify('${channel}', 'after')`);
+    await until(() => payloads.includes('after'));
+  });
+});
