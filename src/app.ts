@@ -63,6 +63,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   });
 
   registerAuth(app, ctx);
+  const unfollow = await ctx.credentials.follow(ctx.db);
+  app.addHook('onClose', async () => unfollow());
   await registerRoutes(app, ctx);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -1,3 +1,4 @@
+import type { CredentialCache } from './auth/cache.js';
 import type { Config } from './config.js';
 import type { Db } from './db/db.js';
 import type { CursorCodec } from './http/pagination.js';
@@ -14,4 +15,6 @@ export interface AppContext {
   secrets: SecretBox;
   /** Rate-limit counters: Redis with REDIS_URL, else memory. Its owner closes it with the database. */
   rateLimits: RateLimitStore;
+  /** Valid credentials by token hash; revocations reach it through NOTIFY (see auth/cache.ts). */
+  credentials: CredentialCache;
 }

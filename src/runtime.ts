@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CredentialCache } from './auth/cache.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import type { Db } from './db/db.js';
@@ -43,7 +44,7 @@ export function createContext(
 ): AppContext {
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
-  return { config, db, clock, secrets, rateLimits, cursors: new CursorCodec(secrets.deriveKey('cursor')) };
+  return { config, db, clock, secrets, rateLimits, credentials: new CredentialCache(), cursors: new CursorCodec(secrets.deriveKey('cursor')) };
 }
 
 export async function openContext(config: Config): Promise<AppContext> {

@@ -1,3 +1,4 @@
+import { REVOCATION_CHANNEL } from '../auth/cache.js';
 import type { OrgRole, WorkspaceRole } from '../auth/permissions.js';
 import type { Queryable } from '../db/db.js';
 import { newId } from '../lib/ids.js';
@@ -63,6 +64,10 @@ export async function createPersonalAccessToken(
 }
 
 export async function revokePersonalAccessToken(q: Queryable, id: string, now: Date): Promise<boolean> {
-  const rows = await q.query('UPDATE personal_access_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING id', [id, now]);
+  const rows = await q.query(
+    `WITH revoked AS (UPDATE personal_access_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING id)
+     SELECT pg_notify('${REVOCATION_CHANNEL}', id)::text FROM revoked`,
+    [id, now],
+  );
   return rows.length === 1;
 }

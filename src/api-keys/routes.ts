@@ -67,6 +67,8 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount
       const { keyId } = request.params;
       const row = isId('key', keyId) ? await revokeApiKey(ctx.db, request.workspace!.id, keyId, ctx.clock.now()) : null;
       if (!row) throw notFound('API key');
+      // This process forgets it now; others do when the NOTIFY arrives.
+      ctx.credentials.forget(row.id);
       return toView(row);
     },
   });

@@ -1,3 +1,4 @@
+import { REVOCATION_CHANNEL } from '../auth/cache.js';
 import type { Queryable } from '../db/db.js';
 import { Where } from '../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../http/pagination.js';
@@ -61,11 +62,13 @@ export async function listApiKeys(q: Queryable, workspaceId: string, cursor: Cur
   return fetchPage(q, { select: `SELECT ${COLUMNS} FROM api_keys`, where, cursor, limit });
 }
 
-/** Revocation is immediate: authentication reads the row on every request. */
+/** Revocation is immediate: the NOTIFY at commit makes every process drop the key from its credential cache. */
 export async function revokeApiKey(q: Queryable, workspaceId: string | null, id: string, now: Date): Promise<ApiKeyRow | null> {
   const [row] = await q.query<ApiKeyRow>(
-    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3)
-      WHERE id = $1 AND ($2::text IS NULL OR workspace_id = $2) RETURNING ${COLUMNS}`,
+    `WITH revoked AS (
+       UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3)
+        WHERE id = $1 AND ($2::text IS NULL OR workspace_id = $2) RETURNING ${COLUMNS})
+     SELECT revoked.*, pg_notify('${REVOCATION_CHANNEL}', revoked.id)::text AS notified FROM revoked`,
     [id, workspaceId, now],
   );
   return row ?? null;

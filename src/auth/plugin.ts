@@ -18,9 +18,14 @@ export async function authenticate(request: FastifyRequest, ctx: AppContext): Pr
   if (!match) throw unauthenticated('Malformed Authorization header: expected "Bearer <token>".');
   const parsed = parseToken(match[1]);
   if (!parsed) throw unauthenticated('Invalid credential: not a well-formed API key or personal access token.');
-  const principal = await findCredential(ctx.db, parsed.kind, hashToken(match[1]), ctx.clock.now());
-  if (!principal) throw unauthenticated('Invalid credential: unknown, revoked or expired.');
-  return principal;
+  const hash = hashToken(match[1]);
+  const now = ctx.clock.now();
+  const cached = ctx.credentials.get(hash, now);
+  if (cached) return cached;
+  const found = await findCredential(ctx.db, parsed.kind, hash, now);
+  if (!found) throw unauthenticated('Invalid credential: unknown, revoked or expired.');
+  ctx.credentials.set(hash, found.principal, found.expiresAt);
+  return found.principal;
 }
 
 function requestedWorkspace(request: FastifyRequest): string | undefined {

@@ -12,7 +12,12 @@ interface CredentialRow {
 }
 
 /** One indexed look-up by token hash; revoked and expired credentials are refused here. */
-export async function findCredential(q: Queryable, kind: Principal['kind'], tokenHash: string, now: Date): Promise<Principal | null> {
+export async function findCredential(
+  q: Queryable,
+  kind: Principal['kind'],
+  tokenHash: string,
+  now: Date,
+): Promise<{ principal: Principal; expiresAt: Date | null } | null> {
   const sql =
     kind === 'api_key'
       ? 'SELECT id, workspace_id AS owner_id, test, rate_limit, expires_at, revoked_at FROM api_keys WHERE token_hash = $1'
@@ -20,9 +25,8 @@ export async function findCredential(q: Queryable, kind: Principal['kind'], toke
   const [row] = await q.query<CredentialRow>(sql, [tokenHash]);
   if (!row || row.revoked_at || (row.expires_at && row.expires_at <= now)) return null;
   const base = { credentialId: row.id, test: row.test, rateLimit: row.rate_limit };
-  return kind === 'api_key'
-    ? { kind, workspaceId: row.owner_id, ...base }
-    : { kind, userId: row.owner_id, ...base };
+  const principal: Principal = kind === 'api_key' ? { kind, workspaceId: row.owner_id, ...base } : { kind, userId: row.owner_id, ...base };
+  return { principal, expiresAt: row.expires_at };
 }
 
 export interface MembershipRow {

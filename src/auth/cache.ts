@@ -1,0 +1,69 @@
+import type { Db } from '../db/db.js';
+import type { Principal } from './principal.js';
+
+export const REVOCATION_CHANNEL = 'credentials_revoked';
+
+interface Entry {
+  principal: Principal;
+  /** The credential's own expiry, checked against the service clock on every use. */
+  expiresAt: Date | null;
+  /** performance.now() after which the entry is looked up again. */
+  staleAt: number;
+}
+
+/**
+ * Valid credentials by token hash, so a request costs no database round trip for authentication.
+ * Revocation stays immediate: the revoking process forgets the credential at once, and the revoke
+ * statement's NOTIFY reaches every other process (API servers, CLI revocations) at commit. The short
+ * TTL bounds staleness if a LISTEN connection is down. Unknown or refused tokens are never cached.
+ */
+export class CredentialCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly hashById = new Map<string, string>();
+
+  constructor(
+    private readonly ttlMs = 5_000,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get(tokenHash: string, now: Date): Principal | null {
+    const entry = this.entries.get(tokenHash);
+    if (!entry) return null;
+    if (entry.staleAt <= performance.now() || (entry.expiresAt && entry.expiresAt <= now)) {
+      this.delete(tokenHash, entry.principal.credentialId);
+      return null;
+    }
+    return entry.principal;
+  }
+
+  set(tokenHash: string, principal: Principal, expiresAt: Date | null): void {
+    if (this.entries.size >= this.maxEntries) {
+      // Maps iterate in insertion order: drop the oldest entry.
+      const [oldest, entry] = this.entries.entries().next().value as [string, Entry];
+      this.delete(oldest, entry.principal.credentialId);
+    }
+    this.entries.set(tokenHash, { principal, expiresAt, staleAt: performance.now() + this.ttlMs });
+    this.hashById.set(principal.credentialId, tokenHash);
+  }
+
+  /** Drops a credential by id (revoked here or, through NOTIFY, elsewhere). */
+  forget(credentialId: string): void {
+    const hash = this.hashById.get(credentialId);
+    if (hash) this.delete(hash, credentialId);
+  }
+
+  /** Follows revocations made by any process on the same database. */
+  async follow(db: Db): Promise<() => Promise<void>> {
+    return db.listen(REVOCATION_CHANNEL, (id) => (id ? this.forget(id) : this.clear()));
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.hashById.clear();
+  }
+
+  private delete(hash: string, credentialId: string): void {
+    this.entries.delete(hash);
+    this.hashById.delete(credentialId);
+  }
+}
