@@ -27,6 +27,14 @@ export function newId(prefix: IdPrefix, at: Date = new Date()): string {
   return `${prefix}_${encodeTime(at.getTime())}${encodeRandom(16)}`;
 }
 
+/**
+ * The time-ordered start of an id (`whd_` + 10 time characters), for ids completed in SQL with 16
+ * hex characters of randomness: hex digits are a subset of the alphabet, so the shape is the same.
+ */
+export function idTimePrefix(prefix: IdPrefix, at: Date): string {
+  return `${prefix}_${encodeTime(at.getTime())}`;
+}
+
 const ID_PATTERN = /^[a-z]{3}_[0-9a-hjkmnp-tv-z]{26}$/;
 
 /** True when `value` has the shape of an id with this prefix; anything else can never exist. */
