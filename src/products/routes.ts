@@ -1,14 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { emitEvent } from '../events/emit.js';
+import { mutateAndEmit } from '../events/emit.js';
 import { errorResponses, notFound, validation } from '../http/errors.js';
 import { pageUrls, requestCursor } from '../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
 import { isId } from '../lib/ids.js';
 import { Deleted, ProductCreate, ProductList, ProductUpdate, isCurrency } from './schemas.js';
-import { createProduct, deleteProduct, findProduct, listProducts, toView, updateProduct } from './store.js';
+import { deleteProduct, findProduct, insertProduct, listProducts, toView, updateProduct, type ProductRow } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:products:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:products:write' } as const;
@@ -34,11 +34,8 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       checkCurrency(request.body.price);
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
-      const row = await ctx.db.tx(async (q) => {
-        const created = await createProduct(q, workspaceId, request.body, now);
-        await emitEvent(q, ctx, { workspaceId, type: 'product.created', subject: subject(created.id), at: now });
-        return created;
-      });
+      const insert = insertProduct(workspaceId, request.body, now);
+      const [row] = await mutateAndEmit<ProductRow>(ctx.db, insert, { workspaceId, type: 'product.created', subject: subject(insert.id), at: now });
       return reply.status(201).send(toView(row));
     },
   });
@@ -75,10 +72,11 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       checkCurrency(request.body.price);
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
-      const row = await ctx.db.tx(async (q) => {
-        const updated = await updateProduct(q, workspaceId, productId, request.body, now);
-        if (updated) await emitEvent(q, ctx, { workspaceId, type: 'product.updated', subject: subject(productId), at: now });
-        return updated;
+      const [row] = await mutateAndEmit<ProductRow>(ctx.db, updateProduct(workspaceId, productId, request.body, now), {
+        workspaceId,
+        type: 'product.updated',
+        subject: subject(productId),
+        at: now,
       });
       if (!row) throw notFound('product');
       return toView(row);
@@ -93,12 +91,13 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       if (!isId('prd', productId)) throw notFound('product');
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
-      const deleted = await ctx.db.tx(async (q) => {
-        const done = await deleteProduct(q, workspaceId, productId, now);
-        if (done) await emitEvent(q, ctx, { workspaceId, type: 'product.deleted', subject: subject(productId), at: now });
-        return done;
+      const deleted = await mutateAndEmit(ctx.db, deleteProduct(workspaceId, productId, now), {
+        workspaceId,
+        type: 'product.deleted',
+        subject: subject(productId),
+        at: now,
       });
-      if (!deleted) throw notFound('product');
+      if (deleted.length === 0) throw notFound('product');
       return { id: productId, deleted: true as const };
     },
   });

@@ -4,7 +4,7 @@ import { fetchPage, type Cursor, type Page } from '../http/pagination.js';
 import { newId } from '../lib/ids.js';
 import type { ProductCreateInput, ProductUpdateInput } from './schemas.js';
 
-interface ProductRow {
+export interface ProductRow {
   id: string;
   name: string;
   description: string | null;
@@ -42,12 +42,20 @@ export function toView(row: ProductRow): ProductView {
   };
 }
 
-export async function createProduct(q: Queryable, workspaceId: string, input: ProductCreateInput, now: Date): Promise<ProductRow> {
-  const [row] = await q.query<ProductRow>(
-    `INSERT INTO products (id, workspace_id, name, description, price_amount, price_currency, active, metadata, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING ${COLUMNS}`,
-    [
-      newId('prd', now),
+/** A change to products as one statement with RETURNING, for mutateAndEmit to pair with its event. */
+export interface ProductStatement {
+  sql: string;
+  params: unknown[];
+}
+
+export function insertProduct(workspaceId: string, input: ProductCreateInput, now: Date): ProductStatement & { id: string } {
+  const id = newId('prd', now);
+  return {
+    id,
+    sql: `INSERT INTO products (id, workspace_id, name, description, price_amount, price_currency, active, metadata, created_at, updated_at)
+          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING ${COLUMNS}`,
+    params: [
+      id,
       workspaceId,
       input.name,
       input.description ?? null,
@@ -57,8 +65,7 @@ export async function createProduct(q: Queryable, workspaceId: string, input: Pr
       JSON.stringify(input.metadata ?? {}),
       now,
     ],
-  );
-  return row;
+  };
 }
 
 export async function findProduct(q: Queryable, workspaceId: string, id: string): Promise<ProductRow | null> {
@@ -74,8 +81,8 @@ export async function listProducts(q: Queryable, workspaceId: string, cursor: Cu
   return fetchPage(q, { select: `SELECT ${COLUMNS} FROM products`, where, cursor, limit });
 }
 
-/** Applies the given fields only; the row is locked so concurrent updates each emit their own event. */
-export async function updateProduct(q: Queryable, workspaceId: string, id: string, input: ProductUpdateInput, now: Date): Promise<ProductRow | null> {
+/** Applies the given fields only, to a product that is not deleted. */
+export function updateProduct(workspaceId: string, id: string, input: ProductUpdateInput, now: Date): ProductStatement {
   const sets: string[] = [];
   const params: unknown[] = [id, workspaceId, now];
   const set = (column: string, value: unknown) => {
@@ -90,19 +97,17 @@ export async function updateProduct(q: Queryable, workspaceId: string, id: strin
   }
   if (input.active !== undefined) set('active', input.active);
   if (input.metadata !== undefined) set('metadata', JSON.stringify(input.metadata));
-  const [row] = await q.query<ProductRow>(
-    `UPDATE products SET updated_at = $3, ${sets.join(', ')}
-      WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+  return {
+    sql: `UPDATE products SET updated_at = $3, ${sets.join(', ')}
+           WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
     params,
-  );
-  return row ?? null;
+  };
 }
 
-export async function deleteProduct(q: Queryable, workspaceId: string, id: string, now: Date): Promise<boolean> {
-  const rows = await q.query('UPDATE products SET deleted_at = $3 WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING id', [
-    id,
-    workspaceId,
-    now,
-  ]);
-  return rows.length === 1;
+/** Soft delete: the row stays for the events that name it; reads treat it as gone. */
+export function deleteProduct(workspaceId: string, id: string, now: Date): ProductStatement {
+  return {
+    sql: 'UPDATE products SET deleted_at = $3 WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING id',
+    params: [id, workspaceId, now],
+  };
 }

@@ -13,27 +13,37 @@ export function subscriptionPatterns(type: string): string[] {
 }
 
 /**
- * One delivery row per subscribed endpoint of the workspace, in the event's own transaction: `pending`
- * and due now for active endpoints, `disabled` (never sent, kept for replay) for inactive ones. The
- * NOTIFY is delivered at commit, waking workers; a rolled-back change sends nothing. Matching,
- * inserting and notifying are one statement: the fan-out costs the transaction one round trip.
+ * The fan-out as CTEs, to follow others in one WITH statement: `targets` (subscribed endpoints),
+ * `fanned` (one delivery row each: `pending` and due now for active endpoints, `disabled` and never
+ * sent for inactive ones) and `fanout`, which NOTIFYs workers when anything is pending. NOTIFY is
+ * delivered at commit, so a rolled-back change wakes nobody. `gate` names a CTE that must have a
+ * row for the fan-out to happen (the event's insert), or is null.
+ * Parameters: workspace id, event id, event type, event time, subscription patterns, id prefix.
  */
-export async function fanOut(q: Queryable, event: StoredEvent): Promise<number> {
-  const [row] = await q.query<{ pending: number }>(
-    `WITH targets AS (
+export function fanOutCtes(p: (i: number) => string, gate: string | null): string {
+  return `targets AS (
        SELECT id, active FROM webhook_endpoints
-        WHERE workspace_id = $1 AND deleted_at IS NULL AND subscribed_events && $5::text[]
-     ), inserted AS (
+        WHERE workspace_id = ${p(1)} AND deleted_at IS NULL AND subscribed_events && ${p(5)}::text[]
+          ${gate ? `AND EXISTS (SELECT 1 FROM ${gate})` : ''}
+     ), fanned AS (
        INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
-       SELECT $6 || substr(md5(random()::text || t.id), 1, 16), $1, t.id, $2, $3,
+       SELECT ${p(6)} || substr(md5(random()::text || t.id), 1, 16), ${p(1)}, t.id, ${p(2)}, ${p(3)},
               CASE WHEN t.active THEN 'pending' ELSE 'disabled' END, 0,
-              CASE WHEN t.active THEN $4::timestamptz END, $4
+              CASE WHEN t.active THEN ${p(4)}::timestamptz END, ${p(4)}
          FROM targets t
        RETURNING status
-     )
-     SELECT p.pending, CASE WHEN p.pending > 0 THEN pg_notify('${DELIVERY_CHANNEL}', '')::text END AS notified
-       FROM (SELECT count(*)::int AS pending FROM inserted WHERE status = 'pending') p`,
-    [event.workspaceId, event.id, event.type, event.createdAt, subscriptionPatterns(event.type), idTimePrefix('whd', event.createdAt)],
-  );
+     ), fanout AS (
+       SELECT c.pending, CASE WHEN c.pending > 0 THEN pg_notify('${DELIVERY_CHANNEL}', '')::text END AS notified
+         FROM (SELECT count(*)::int AS pending FROM fanned WHERE status = 'pending') c
+     )`;
+}
+
+export function fanOutValues(event: StoredEvent): unknown[] {
+  return [event.workspaceId, event.id, event.type, event.createdAt, subscriptionPatterns(event.type), idTimePrefix('whd', event.createdAt)];
+}
+
+/** Fans out an event already stored in this transaction, in one round trip. */
+export async function fanOut(q: Queryable, event: StoredEvent): Promise<number> {
+  const [row] = await q.query<{ pending: number }>(`WITH ${fanOutCtes((i) => `$${i}`, null)} SELECT pending FROM fanout`, fanOutValues(event));
   return row?.pending ?? 0;
 }
