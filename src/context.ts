@@ -5,6 +5,7 @@ import type { CursorCodec } from './http/pagination.js';
 import type { Clock } from './lib/clock.js';
 import type { SecretBox } from './lib/secretbox.js';
 import type { RateLimitStore } from './ratelimit/store.js';
+import type { DeliveryNotifier } from './webhooks/notifier.js';
 
 /** Dependencies built once at start and handed to every module; tests build their own. */
 export interface AppContext {
@@ -17,4 +18,6 @@ export interface AppContext {
   rateLimits: RateLimitStore;
   /** Valid credentials by token hash; revocations reach it through NOTIFY (see auth/cache.ts). */
   credentials: CredentialCache;
+  /** Wakes delivery workers after committed writes (see webhooks/notifier.ts). */
+  notifier: DeliveryNotifier;
 }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CredentialCache } from './auth/cache.js';
 import type { Config } from './config.js';
+import { DeliveryNotifier } from './webhooks/notifier.js';
 import type { AppContext } from './context.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
@@ -44,7 +45,7 @@ export function createContext(
 ): AppContext {
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
-  return { config, db, clock, secrets, rateLimits, credentials: new CredentialCache(), cursors: new CursorCodec(secrets.deriveKey('cursor')) };
+  return { config, db, clock, secrets, rateLimits, credentials: new CredentialCache(), notifier: new DeliveryNotifier(db), cursors: new CursorCodec(secrets.deriveKey('cursor')) };
 }
 
 export async function openContext(config: Config): Promise<AppContext> {

@@ -23,6 +23,8 @@ export async function mutateAndEmit<Row>(
   q: Queryable,
   mutation: { sql: string; params: unknown[] },
   input: EventInput,
+  /** Given for a statement run on its own (committed when it returns): wakes workers after it. */
+  wake?: () => void,
 ): Promise<Row[]> {
   const event = buildEvent(input);
   const base = mutation.params.length;
@@ -33,7 +35,9 @@ export async function mutateAndEmit<Row>(
        ${INSERT_EVENT_COLUMNS}
        SELECT ${e(1)}, ${e(2)}, ${e(3)}, ${e(4)}, ${e(5)}, ${e(6)}, ${e(7)}::timestamptz WHERE EXISTS (SELECT 1 FROM mutated)
        RETURNING id
-     ), ${fanOutCtes(f, 'event')}
-     SELECT mutated.*, (SELECT notified FROM fanout) AS fanout_notified FROM mutated`;
-  return q.query<Row>(sql, [...mutation.params, ...eventValues(event), ...fanOutValues(event)]);
+     ), ${fanOutCtes(f, 'event', wake === undefined)}
+     SELECT mutated.*, (SELECT pending FROM fanout) AS fanout_pending FROM mutated`;
+  const rows = await q.query<Row & { fanout_pending: number }>(sql, [...mutation.params, ...eventValues(event), ...fanOutValues(event)]);
+  if (wake && rows[0]?.fanout_pending > 0) wake();
+  return rows;
 }

@@ -24,6 +24,7 @@ function checkCurrency(price: { currency: string } | null | undefined): void {
 }
 
 export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
+  const wake = () => ctx.notifier.poke();
   const productParams = mount.params({ productId: IdParam('Product id (prd_...).') });
   const common = { tags: ['Products'], headers: WorkspaceHeader };
 
@@ -35,7 +36,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
       const insert = insertProduct(workspaceId, request.body, now);
-      const [row] = await mutateAndEmit<ProductRow>(ctx.db, insert, { workspaceId, type: 'product.created', subject: subject(insert.id), at: now });
+      const [row] = await mutateAndEmit<ProductRow>(ctx.db, insert, { workspaceId, type: 'product.created', subject: subject(insert.id), at: now }, wake);
       return reply.status(201).send(toView(row));
     },
   });
@@ -77,7 +78,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
         type: 'product.updated',
         subject: subject(productId),
         at: now,
-      });
+      }, wake);
       if (!row) throw notFound('product');
       return toView(row);
     },
@@ -96,7 +97,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
         type: 'product.deleted',
         subject: subject(productId),
         at: now,
-      });
+      }, wake);
       if (deleted.length === 0) throw notFound('product');
       return { id: productId, deleted: true as const };
     },

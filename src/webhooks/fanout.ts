@@ -15,12 +15,13 @@ export function subscriptionPatterns(type: string): string[] {
 /**
  * The fan-out as CTEs, to follow others in one WITH statement: `targets` (subscribed endpoints),
  * `fanned` (one delivery row each: `pending` and due now for active endpoints, `disabled` and never
- * sent for inactive ones) and `fanout`, which NOTIFYs workers when anything is pending. NOTIFY is
- * delivered at commit, so a rolled-back change wakes nobody. `gate` names a CTE that must have a
- * row for the fan-out to happen (the event's insert), or is null.
+ * sent for inactive ones) and `fanout`, which counts the pending rows and, with `notify`, NOTIFYs
+ * workers (delivered at commit, so a rolled-back change wakes nobody; see notifier.ts for why hot
+ * paths wake workers after commit instead). `gate` names a CTE that must have a row for the
+ * fan-out to happen (the event's insert), or is null.
  * Parameters: workspace id, event id, event type, event time, subscription patterns, id prefix.
  */
-export function fanOutCtes(p: (i: number) => string, gate: string | null): string {
+export function fanOutCtes(p: (i: number) => string, gate: string | null, notify: boolean): string {
   return `targets AS (
        SELECT id, active FROM webhook_endpoints
         WHERE workspace_id = ${p(1)} AND deleted_at IS NULL AND subscribed_events && ${p(5)}::text[]
@@ -33,7 +34,7 @@ export function fanOutCtes(p: (i: number) => string, gate: string | null): strin
          FROM targets t
        RETURNING status
      ), fanout AS (
-       SELECT c.pending, CASE WHEN c.pending > 0 THEN pg_notify('${DELIVERY_CHANNEL}', '')::text END AS notified
+       SELECT c.pending${notify ? `, CASE WHEN c.pending > 0 THEN pg_notify('${DELIVERY_CHANNEL}', '')::text END AS notified` : ''}
          FROM (SELECT count(*)::int AS pending FROM fanned WHERE status = 'pending') c
      )`;
 }
@@ -42,8 +43,11 @@ export function fanOutValues(event: StoredEvent): unknown[] {
   return [event.workspaceId, event.id, event.type, event.createdAt, subscriptionPatterns(event.type), idTimePrefix('whd', event.createdAt)];
 }
 
-/** Fans out an event already stored in this transaction, in one round trip. */
+/** Fans out an event already stored in this transaction, in one round trip, notifying at commit. */
 export async function fanOut(q: Queryable, event: StoredEvent): Promise<number> {
-  const [row] = await q.query<{ pending: number }>(`WITH ${fanOutCtes((i) => `$${i}`, null)} SELECT pending FROM fanout`, fanOutValues(event));
+  const [row] = await q.query<{ pending: number }>(
+    `WITH ${fanOutCtes((i) => `$${i}`, null, true)} SELECT pending, notified FROM fanout`,
+    fanOutValues(event),
+  );
   return row?.pending ?? 0;
 }

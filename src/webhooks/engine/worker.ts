@@ -57,7 +57,13 @@ export class DeliveryWorker {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    this.unlisten = await this.ctx.db.listen(DELIVERY_CHANNEL, () => this.kick());
+    const unlisten = await this.ctx.db.listen(DELIVERY_CHANNEL, () => this.kick());
+    // Writes of this very process wake it directly, without a round trip through the database.
+    const unsubscribe = this.ctx.notifier.subscribe(() => this.kick());
+    this.unlisten = async () => {
+      unsubscribe();
+      await unlisten();
+    };
     this.poll = setInterval(() => this.kick(), this.ctx.config.pollIntervalMs);
     this.kick();
   }
