@@ -86,7 +86,11 @@ describe('credentials and roles', () => {
 
       const other = await createPersonalAccessToken(t.ctx.db, { userId, name: 'to revoke', test: false }, clock.now());
       ok(await t.call(other.token, 'GET', '/v1/me'));
+      // Tokens are revoked by `svc admin revoke-token`, another process: its NOTIFY reaches this one's
+      // credential cache at commit, so the refusal follows within moments rather than on the same tick.
       await revokePersonalAccessToken(t.ctx.db, other.id, clock.now());
+      const deadline = Date.now() + 5_000;
+      while ((await t.call(other.token, 'GET', '/v1/me')).statusCode === 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       await refused(`Bearer ${other.token}`, '/v1/me');
     });
 

@@ -21,9 +21,14 @@ export class Listener {
     private readonly handlers: Handlers,
   ) {}
 
+  /** Starts listening; if the server cannot be reached now, keeps trying in the background. */
   async listen(channel: string): Promise<void> {
-    const client = await this.connection();
-    await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    try {
+      const client = await this.connection();
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch {
+      this.scheduleReconnect();
+    }
   }
 
   async close(): Promise<void> {
