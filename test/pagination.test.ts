@@ -46,7 +46,7 @@ describe('pagination parameters and page tokens', () => {
         [owner, '/v1/workspaces'],
       ];
       for (const [token, path] of lists) {
-        for (const query of ['limit=0', 'limit=-1', 'limit=101', 'limit=abc', 'limit=1.5', 'limit=', 'limit=5&limit=5']) {
+        for (const query of ['limit=0', 'limit=-1', 'limit=101', 'limit=abc', 'limit=1.5', 'limit=', 'limit=5&limit=5', 'limit=0x10', 'limit=1e1', 'limit=%2010', 'limit=+5']) {
           const error = expectError(await get(token, `${path}?${query}`), 400, 'VALIDATION');
           expect(error.message, `${path}?${query}`).toContain('limit');
         }

@@ -21,7 +21,33 @@ const bodyAjv = makeAjv(false);
 const textAjv = makeAjv(true);
 
 export function compileValidator({ schema, httpPart }: { schema: object; httpPart?: string }) {
-  return (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
+  if (httpPart === 'body') return bodyAjv.compile(schema);
+  return decimalIntegers(schema, textAjv.compile(schema) as Validate);
+}
+
+type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null };
+
+/**
+ * Coercion turns any string JavaScript reads as a number into one, so `limit=0x10` or `1e1` would
+ * pass as 16 or 10. Integer parameters must be written as plain decimals before they are coerced.
+ */
+function decimalIntegers(schema: object, validate: Validate): Validate {
+  const properties = (schema as { properties?: Record<string, { type?: string }> }).properties ?? {};
+  const integers = Object.keys(properties).filter((name) => properties[name].type === 'integer');
+  if (integers.length === 0) return validate;
+  const checked: Validate = (data) => {
+    for (const name of integers) {
+      const value = (data as Record<string, unknown> | null)?.[name];
+      if (typeof value === 'string' && !/^-?[0-9]+$/.test(value)) {
+        checked.errors = [{ instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, keyword: 'type', params: { type: 'integer' }, message: 'must be a decimal integer' }];
+        return false;
+      }
+    }
+    const valid = validate(data);
+    checked.errors = validate.errors as FastifySchemaValidationError[] | null | undefined;
+    return valid;
+  };
+  return checked;
 }
 
 const PART_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
