@@ -12,7 +12,7 @@ import {
 import type { OrgRole, WorkspaceRole } from '../auth/permissions.js';
 import type { AppContext } from '../context.js';
 import { parseDuration } from '../lib/durations.js';
-import { UsageError, output, parseFlags, required } from './args.js';
+import { UsageError, parseFlags, required } from './args.js';
 
 interface AdminCommand {
   usage: string;

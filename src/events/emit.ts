@@ -1,4 +1,3 @@
-import type { AppContext } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { fanOut, fanOutCtes, fanOutValues } from '../webhooks/fanout.js';
 import { INSERT_EVENT_COLUMNS, buildEvent, eventValues, insertEvent, type EventInput, type StoredEvent } from './store.js';
@@ -7,7 +6,7 @@ import { INSERT_EVENT_COLUMNS, buildEvent, eventValues, insertEvent, type EventI
  * Records an event inside the caller's transaction. Everything that reacts to events (webhook
  * fan-out) is written in the same transaction, so a rolled-back change leaves no trace.
  */
-export async function emitEvent(q: Queryable, _ctx: AppContext, input: EventInput): Promise<StoredEvent> {
+export async function emitEvent(q: Queryable, input: EventInput): Promise<StoredEvent> {
   const event = await insertEvent(q, input);
   await fanOut(q, event);
   return event;

@@ -1,5 +1,4 @@
 import { WORKSPACE_ROLE_PERMISSIONS, resolveWorkspaceRole, type OrgRole, type WorkspaceRole } from '../../auth/permissions.js';
-import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/db.js';
 import { emitEvent } from '../../events/emit.js';
 import { newId } from '../../lib/ids.js';
@@ -17,7 +16,6 @@ export const AUTO_DISABLED_EVENT = 'webhook.endpoint.auto_disabled';
  */
 export async function autoDisable(
   q: Queryable,
-  ctx: AppContext,
   endpoint: { id: string; workspaceId: string; url: string },
   now: Date,
 ): Promise<boolean> {
@@ -32,7 +30,7 @@ export async function autoDisable(
     [endpoint.id],
   );
   const subject = { type: 'webhook_endpoint', id: endpoint.id, url: `/v1/webhooks/endpoints/${endpoint.id}` };
-  await emitEvent(q, ctx, { workspaceId: endpoint.workspaceId, type: AUTO_DISABLED_EVENT, subject, at: now });
+  await emitEvent(q, { workspaceId: endpoint.workspaceId, type: AUTO_DISABLED_EVENT, subject, at: now });
 
   const users = await developerReaders(q, endpoint.workspaceId);
   if (users.length > 0) {
