@@ -28,7 +28,9 @@ export async function startService(target, env = {}) {
     SVC_ALLOW_PRIVATE_TARGETS: '1',
   };
   const dbEnv = target.engine === 'postgres' ? { DATABASE_URL: target.url } : { SVC_DATA_DIR: target.dataDir };
-  const proc = await startProcess(['dist/cli.js', 'serve'], { ...base, ...dbEnv, ...env }, 'is listening on');
+  // BENCH_PROFILE_DIR=dir writes a V8 CPU profile of the service there (open it in Chrome DevTools).
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const proc = await startProcess([...profile, 'dist/cli.js', 'serve'], { ...base, ...dbEnv, ...env }, 'is listening on');
   return { ...proc, url: `http://127.0.0.1:${port}` };
 }
 

@@ -1,7 +1,12 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
+/** Decrypted secrets kept per sealed value, so signing a delivery does not decrypt every time. */
+const OPENED_CACHE_SIZE = 1000;
+
 /** AES-256-GCM under the master key; stored as `v1.<iv>.<tag>.<ciphertext>` in base64url. */
 export class SecretBox {
+  private readonly opened = new Map<string, string>();
+
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new Error('master key must be 32 bytes');
   }
@@ -14,6 +19,16 @@ export class SecretBox {
   }
 
   decrypt(sealed: string): string {
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      plain = this.open(sealed);
+      if (this.opened.size >= OPENED_CACHE_SIZE) this.opened.clear();
+      this.opened.set(sealed, plain);
+    }
+    return plain;
+  }
+
+  private open(sealed: string): string {
     const [version, iv, tag, data] = sealed.split('.');
     if (version !== 'v1') throw new Error('unknown secret encoding');
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
