@@ -15,10 +15,22 @@ function encodeTime(ms: number): string {
   return out;
 }
 
+/**
+ * Randomness is drawn from the system 4 KiB at a time: one call per id (every request has one)
+ * cost more than building the rest of a response. Ids need uniqueness, not secrecy.
+ */
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let used = 0;
+
 function encodeRandom(length: number): string {
-  const bytes = randomBytes(length);
+  if (used + length > pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    used = 0;
+  }
   let out = '';
-  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i] & 31];
+  for (let i = used; i < used + length; i++) out += ALPHABET[pool[i] & 31];
+  used += length;
   return out;
 }
 
