@@ -1,6 +1,7 @@
 import type { CredentialCache } from './auth/cache.js';
 import type { Config } from './config.js';
 import type { Db } from './db/db.js';
+import type { ReadCoalescer } from './http/coalesce.js';
 import type { CursorCodec } from './http/pagination.js';
 import type { Clock } from './lib/clock.js';
 import type { SecretBox } from './lib/secretbox.js';
@@ -20,4 +21,6 @@ export interface AppContext {
   credentials: CredentialCache;
   /** Wakes delivery workers after committed writes (see webhooks/notifier.ts). */
   notifier: DeliveryNotifier;
+  /** Identical reads in flight share one query (see http/coalesce.ts). */
+  reads: ReadCoalescer;
 }

@@ -8,6 +8,7 @@ import type { AppContext } from './context.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
+import { ReadCoalescer } from './http/coalesce.js';
 import { CursorCodec } from './http/pagination.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { SecretBox, parseMasterKey } from './lib/secretbox.js';
@@ -45,7 +46,7 @@ export function createContext(
 ): AppContext {
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
-  return { config, db, clock, secrets, rateLimits, credentials: new CredentialCache(), notifier: new DeliveryNotifier(db), cursors: new CursorCodec(secrets.deriveKey('cursor')) };
+  return { config, db, clock, secrets, rateLimits, credentials: new CredentialCache(), notifier: new DeliveryNotifier(db), reads: new ReadCoalescer(), cursors: new CursorCodec(secrets.deriveKey('cursor')) };
 }
 
 export async function openContext(config: Config): Promise<AppContext> {

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
+import { sendCoalesced } from '../http/coalesce.js';
 import { errorResponses, notFound, validation } from '../http/errors.js';
 import { pageUrls, requestCursor } from '../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
@@ -29,11 +30,13 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount)
       }
       const workspaceId = request.workspace!.id;
       const binding = { list: 'events', scope: workspaceId, limit, filters: { type, subjectType, subjectId } };
-      const result = await listEvents(ctx.db, workspaceId, { type, subjectType, subjectId }, requestCursor(ctx, page, binding), limit);
-      const urls = pageUrls(ctx, request, binding, result);
-      // Stored bodies go out as they are, so list and retrieve serve the same bytes.
-      const text = `{"data":[${result.rows.map((r) => r.body).join(',')}],"nextPageUrl":${JSON.stringify(urls.nextPageUrl)},"previousPageUrl":${JSON.stringify(urls.previousPageUrl)}}`;
-      return reply.type('application/json; charset=utf-8').send(text);
+      const cursor = requestCursor(ctx, page, binding);
+      return sendCoalesced(ctx, request, reply, workspaceId, async () => {
+        const result = await listEvents(ctx.db, workspaceId, { type, subjectType, subjectId }, cursor, limit);
+        const urls = pageUrls(ctx, request, binding, result);
+        // Stored bodies go out as they are, so list and retrieve serve the same bytes.
+        return `{"data":[${result.rows.map((r) => r.body).join(',')}],"nextPageUrl":${JSON.stringify(urls.nextPageUrl)},"previousPageUrl":${JSON.stringify(urls.previousPageUrl)}}`;
+      });
     },
   });
 

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { mutateAndEmit } from '../events/emit.js';
+import { sendCoalesced } from '../http/coalesce.js';
 import { errorResponses, notFound, validation } from '../http/errors.js';
 import { pageUrls, requestCursor } from '../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
@@ -44,12 +45,15 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
   app.get<{ Querystring: Static<typeof ListQuery> }>('/products', {
     config: { auth: read },
     schema: { ...common, summary: 'List products, newest first', params: mount.params(), querystring: ListQuery, response: { 200: ProductList, ...errorResponses() } },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const { limit = DEFAULT_LIMIT, page } = request.query;
       const workspaceId = request.workspace!.id;
       const binding = { list: 'products', scope: workspaceId, limit, filters: {} };
-      const result = await listProducts(ctx.db, workspaceId, requestCursor(ctx, page, binding), limit);
-      return { data: result.rows.map(toView), ...pageUrls(ctx, request, binding, result) };
+      const cursor = requestCursor(ctx, page, binding);
+      return sendCoalesced(ctx, request, reply, workspaceId, async () => {
+        const result = await listProducts(ctx.db, workspaceId, cursor, limit);
+        return reply.serialize({ data: result.rows.map(toView), ...pageUrls(ctx, request, binding, result) }) as string;
+      });
     },
   });
 
