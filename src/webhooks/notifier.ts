@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import { DELIVERY_CHANNEL } from './fanout.js';
 
@@ -10,6 +11,8 @@ import { DELIVERY_CHANNEL } from './fanout.js';
  * commit and its NOTIFY, the workers' polling finds the rows.
  */
 export class DeliveryNotifier {
+  /** The payload of this process's NOTIFYs: its own workers, woken already, skip them. */
+  readonly origin = randomBytes(8).toString('hex');
   private readonly local = new Set<() => void>();
   private sending = false;
   private again = false;
@@ -36,7 +39,7 @@ export class DeliveryNotifier {
     do {
       this.again = false;
       // Best effort: a lost wake-up costs at most one polling interval, never a delivery.
-      await this.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', '')`).catch(() => {});
+      await this.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', $1)`, [this.origin]).catch(() => {});
     } while (this.again);
     this.sending = false;
   }

@@ -57,7 +57,10 @@ export class DeliveryWorker {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    const unlisten = await this.ctx.db.listen(DELIVERY_CHANNEL, () => this.kick());
+    // A NOTIFY sent by this process's own notifier comes after the direct wake-up below: skipped.
+    const unlisten = await this.ctx.db.listen(DELIVERY_CHANNEL, (origin) => {
+      if (origin !== this.ctx.notifier.origin) this.kick();
+    });
     // Writes of this very process wake it directly, without a round trip through the database.
     const unsubscribe = this.ctx.notifier.subscribe(() => this.kick());
     this.unlisten = async () => {
