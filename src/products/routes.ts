@@ -9,12 +9,23 @@ import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
 import { isId } from '../lib/ids.js';
 import { Deleted, ProductCreate, ProductList, ProductUpdate, isCurrency } from './schemas.js';
-import { deleteProduct, findProduct, insertProduct, listProducts, toView, updateProduct, type ProductRow } from './store.js';
+import { ProductCreations } from './create-batch.js';
+import { deleteProduct, findProduct, listProducts, productSubject, toView, updateProduct, type ProductRow } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:products:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:products:write' } as const;
 const ListQuery = Type.Object(PageQuery, { additionalProperties: false });
-const subject = (id: string) => ({ type: 'product', id, url: `/v1/products/${id}` });
+/** One batcher per service: creations from every mount share it. */
+const creationsOf = new WeakMap<AppContext, ProductCreations>();
+
+function creationsFor(ctx: AppContext): ProductCreations {
+  let creations = creationsOf.get(ctx);
+  if (!creations) {
+    creations = new ProductCreations(ctx.db, () => ctx.notifier.poke());
+    creationsOf.set(ctx, creations);
+  }
+  return creations;
+}
 
 function checkCurrency(price: { currency: string } | null | undefined): void {
   if (price && !isCurrency(price.currency)) {
@@ -26,6 +37,7 @@ function checkCurrency(price: { currency: string } | null | undefined): void {
 
 export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
   const wake = () => ctx.notifier.poke();
+  const creations = creationsFor(ctx);
   const productParams = mount.params({ productId: IdParam('Product id (prd_...).') });
   const common = { tags: ['Products'], headers: WorkspaceHeader };
 
@@ -36,8 +48,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       checkCurrency(request.body.price);
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
-      const insert = insertProduct(workspaceId, request.body, now);
-      const [row] = await mutateAndEmit<ProductRow>(ctx.db, insert, { workspaceId, type: 'product.created', subject: subject(insert.id), at: now }, wake);
+      const row = await creations.create(workspaceId, request.body, now);
       return reply.status(201).send(toView(row));
     },
   });
@@ -80,7 +91,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       const [row] = await mutateAndEmit<ProductRow>(ctx.db, updateProduct(workspaceId, productId, request.body, now), {
         workspaceId,
         type: 'product.updated',
-        subject: subject(productId),
+        subject: productSubject(productId),
         at: now,
       }, wake);
       if (!row) throw notFound('product');
@@ -99,7 +110,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       const deleted = await mutateAndEmit(ctx.db, deleteProduct(workspaceId, productId, now), {
         workspaceId,
         type: 'product.deleted',
-        subject: subject(productId),
+        subject: productSubject(productId),
         at: now,
       }, wake);
       if (deleted.length === 0) throw notFound('product');

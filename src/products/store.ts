@@ -1,8 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import { Where } from '../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../http/pagination.js';
-import { newId } from '../lib/ids.js';
-import type { ProductCreateInput, ProductUpdateInput } from './schemas.js';
+import type { ProductUpdateInput } from './schemas.js';
 
 export interface ProductRow {
   id: string;
@@ -27,7 +26,7 @@ export interface ProductView {
   updatedAt: string;
 }
 
-const COLUMNS = 'id, name, description, price_amount, price_currency, active, metadata, created_at, updated_at';
+export const PRODUCT_COLUMNS = 'id, name, description, price_amount, price_currency, active, metadata, created_at, updated_at';
 
 export function toView(row: ProductRow): ProductView {
   return {
@@ -42,35 +41,20 @@ export function toView(row: ProductRow): ProductView {
   };
 }
 
+/** The subject of a product's events. */
+export function productSubject(id: string) {
+  return { type: 'product', id, url: `/v1/products/${id}` };
+}
+
 /** A change to products as one statement with RETURNING, for mutateAndEmit to pair with its event. */
 export interface ProductStatement {
   sql: string;
   params: unknown[];
 }
 
-export function insertProduct(workspaceId: string, input: ProductCreateInput, now: Date): ProductStatement & { id: string } {
-  const id = newId('prd', now);
-  return {
-    id,
-    sql: `INSERT INTO products (id, workspace_id, name, description, price_amount, price_currency, active, metadata, created_at, updated_at)
-          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING ${COLUMNS}`,
-    params: [
-      id,
-      workspaceId,
-      input.name,
-      input.description ?? null,
-      input.price?.amount ?? null,
-      input.price?.currency ?? null,
-      input.active ?? true,
-      JSON.stringify(input.metadata ?? {}),
-      now,
-    ],
-  };
-}
-
 export async function findProduct(q: Queryable, workspaceId: string, id: string): Promise<ProductRow | null> {
   const [row] = await q.query<ProductRow>(
-    `SELECT ${COLUMNS} FROM products WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL`,
+    `SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL`,
     [id, workspaceId],
   );
   return row ?? null;
@@ -78,7 +62,7 @@ export async function findProduct(q: Queryable, workspaceId: string, id: string)
 
 export async function listProducts(q: Queryable, workspaceId: string, cursor: Cursor | null, limit: number): Promise<Page<ProductRow>> {
   const where = new Where().add('workspace_id = $?', workspaceId).add('deleted_at IS NULL');
-  return fetchPage(q, { select: `SELECT ${COLUMNS} FROM products`, where, cursor, limit });
+  return fetchPage(q, { select: `SELECT ${PRODUCT_COLUMNS} FROM products`, where, cursor, limit });
 }
 
 /** Applies the given fields only, to a product that is not deleted. */
@@ -99,7 +83,7 @@ export function updateProduct(workspaceId: string, id: string, input: ProductUpd
   if (input.metadata !== undefined) set('metadata', JSON.stringify(input.metadata));
   return {
     sql: `UPDATE products SET updated_at = $3, ${sets.join(', ')}
-           WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+           WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING ${PRODUCT_COLUMNS}`,
     params,
   };
 }

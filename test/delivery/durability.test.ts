@@ -3,8 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mutateAndEmit } from '../../src/events/emit.js';
-import { insertProduct } from '../../src/products/store.js';
+import { creationRow, insertCreations } from '../../src/products/create-batch.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ENGINE, POSTGRES_URL } from '../helpers/db.js';
 import { addEndpoint, createProduct, eventually, testWorker, verifyBySpec } from '../helpers/delivery.js';
@@ -33,9 +32,9 @@ describe('transactional outbox', () => {
       t.ctx.db.tx(async (q) => {
         const now = t.clock.now();
         // The write the API makes (product, event and deliveries in one statement), inside a transaction that then fails.
-        const insert = insertProduct(workspaceId, { name: 'Never' }, now);
-        productId = insert.id;
-        const written = await mutateAndEmit(q, insert, { workspaceId, type: 'product.created', subject: { type: 'product', id: productId, url: `/v1/products/${productId}` }, at: now });
+        const creation = creationRow(workspaceId, { name: 'Never' }, now);
+        productId = creation.id;
+        const written = await insertCreations(q, [creation]);
         expect(written).toHaveLength(1);
         expect(await q.query('SELECT id FROM webhook_deliveries WHERE event_id IN (SELECT id FROM events WHERE subject_id = $1)', [productId])).toHaveLength(1);
         throw new Error('changed my mind');
