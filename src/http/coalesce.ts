@@ -1,9 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 
+interface Pending {
+  promise: Promise<unknown>;
+  start: () => void;
+}
+
 interface Run {
-  /** The run that waits for the one in flight: every request arriving meanwhile joins it. */
-  next: { promise: Promise<unknown>; start: () => void } | null;
+  running: boolean;
+  /** The computation that waits for the running one: every request arriving meanwhile joins it. */
+  next: Pending | null;
 }
 
 /**
@@ -13,41 +19,55 @@ interface Run {
  * all of them. So every answer comes from a query that began after its request arrived, and sees
  * every write committed before it (read-your-writes across processes holds unchanged). Under load,
  * N identical requests cost about two queries instead of N; alone, a request runs at once.
+ *
+ * With `deferStart` (the embedded database, whose queries run on this very thread and end before
+ * the next request is even read), a computation starts one turn of the event loop after its first
+ * request, so the requests read in the same turn share it.
  */
 export class ReadCoalescer {
   private readonly runs = new Map<string, Run>();
 
+  constructor(private readonly deferStart = false) {}
+
   run<T>(key: string, compute: () => Promise<T>): Promise<T> {
-    const run = this.runs.get(key);
+    let run = this.runs.get(key);
     if (!run) {
-      const fresh: Run = { next: null };
-      this.runs.set(key, fresh);
-      return this.execute(key, fresh, compute);
+      run = { running: false, next: null };
+      this.runs.set(key, run);
     }
+    if (!run.running && !run.next && !this.deferStart) return this.execute(key, run, compute);
     if (!run.next) {
+      const waiting = run;
       let start!: () => void;
       const promise = new Promise<T>((resolve, reject) => {
-        start = () => this.execute(key, run, compute).then(resolve, reject);
+        start = () => this.execute(key, waiting, compute).then(resolve, reject);
       });
       run.next = { promise, start };
+      if (!run.running) setImmediate(() => this.startNext(key, waiting));
     }
     return run.next.promise as Promise<T>;
   }
 
-  /** Keys with a computation in flight (for tests). */
+  /** Keys with a computation in flight or waiting (for tests). */
   get size(): number {
     return this.runs.size;
   }
 
+  private startNext(key: string, run: Run): void {
+    const next = run.next;
+    if (!next) {
+      if (!run.running) this.runs.delete(key);
+      return;
+    }
+    run.next = null;
+    next.start();
+  }
+
   private execute<T>(key: string, run: Run, compute: () => Promise<T>): Promise<T> {
+    run.running = true;
     const done = () => {
-      const next = run.next;
-      if (next) {
-        run.next = null;
-        next.start();
-      } else {
-        this.runs.delete(key);
-      }
+      run.running = false;
+      this.startNext(key, run);
     };
     let result: Promise<T>;
     try {
