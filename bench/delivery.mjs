@@ -4,7 +4,7 @@ import { Pool } from 'undici';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
-import { round, sleep, startReceiver } from './lib.mjs';
+import { cpuSeconds, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, startService } from './service.mjs';
 
 const CONCURRENCY = 64;
@@ -33,6 +33,7 @@ async function rawUndici(url, secret, rows) {
   const pool = new Pool(target.origin, { connections: CONCURRENCY, pipelining: 1 });
   let next = 0;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < rows.length) {
@@ -50,8 +51,9 @@ async function rawUndici(url, secret, rows) {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   await pool.close();
-  return rows.length / seconds;
+  return { rate: rows.length / seconds, cpuPerRequestUs: (cpu.user + cpu.system) / rows.length };
 }
 
 async function pendingLeft(service, apiKey) {
@@ -66,13 +68,15 @@ export async function delivery(target, seeded, { deliveries: count }) {
   const { row: endpoint, secret } = await createEndpoint(seeded.db, box, { workspaceId: seeded.workspaceId, url: receiver.url, subscribedEvents: ['product.*'] }, new Date());
   const rows = await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, count);
 
-  const ceiling = await rawUndici(receiver.url, secret, rows);
+  const { rate: ceiling, cpuPerRequestUs } = await rawUndici(receiver.url, secret, rows);
   await receiver.reset();
 
   // PGlite has one writer: the service opens the folder only after this process lets go of it.
   if (target.engine === 'pglite') await seeded.db.close();
   const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY) });
+  const cpuAtStart = cpuSeconds(service.child.pid);
   while ((await pendingLeft(service, seeded.apiKey)) > 0) await sleep(100);
+  const serviceCpuUs = ((cpuSeconds(service.child.pid) - cpuAtStart) * 1e6) / count;
   // From the first arrival to the moment no row is pending: every outcome is recorded by then.
   const { count: received, first } = await receiver.stats();
   const seconds = (Date.now() - first) / 1000;
@@ -87,6 +91,7 @@ export async function delivery(target, seeded, { deliveries: count }) {
     unit: 'deliveries/s',
     baseline: round(ceiling, 0),
     baselineName: 'raw undici Pool, same signed bodies',
+    extra: `service CPU ${round(serviceCpuUs, 0)} µs per delivery, raw client ${round(cpuPerRequestUs, 0)} µs per request`,
     ratio: round(rate / ceiling, 3),
     target: target.engine === 'postgres' ? 'ratio >= 0.40' : '(informative)',
     pass: target.engine === 'postgres' ? rate / ceiling >= 0.4 : true,

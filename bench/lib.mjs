@@ -50,6 +50,16 @@ export function peakRssMb(pid) {
   }
 }
 
+/** CPU time (user + system) a process has used so far, in seconds (Linux /proc). */
+export function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 /** Starts a child and resolves once `ready` (a string on stdout, or a port answering). */
 export async function startProcess(args, env, readyText) {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
