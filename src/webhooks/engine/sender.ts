@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { RefusedAddressError, checkTargetUrl, guardedConnector } from './ssrf.js';
 
 /** Largest part of a receiver's response body that is kept in the delivery log. */
@@ -55,49 +55,71 @@ export class HttpSender implements Sender {
     });
   }
 
-  async send(req: SendRequest): Promise<SendResult> {
+  /**
+   * Dispatches straight to undici's handler interface: no response stream, async iterator or
+   * AbortSignal per attempt, which were a large part of a delivery's CPU. The deadline timer settles
+   * the attempt as a timeout at once, whatever stage it is in, and aborts the request.
+   */
+  send(req: SendRequest): Promise<SendResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const refused = checkTargetUrl(req.url, this.options.allowPrivateTargets);
-    if (refused) return { ok: false, status: null, headers: null, body: null, timeMs: elapsed(), error: refused };
+    if (refused) return Promise.resolve({ ok: false, status: null, headers: null, body: null, timeMs: elapsed(), error: refused });
+    const url = new URL(req.url);
+    const max = this.maxResponseBytes;
+    const timeoutError = `timeout: no complete response within ${this.options.timeoutMs} ms`;
 
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new DeliveryTimeout()), this.options.timeoutMs);
-    let status: number | null = null;
-    let headers: Record<string, string> | null = null;
-    try {
-      const response = await request(req.url, {
-        dispatcher: this.agent,
-        method: 'POST',
-        headers: req.headers,
-        body: req.body,
-        signal: controller.signal,
-      });
-      status = response.statusCode;
-      headers = flattenHeaders(response.headers);
-      const body = await this.readBody(response.body);
-      const ok = status >= 200 && status < 300;
-      return { ok, status, headers, body, timeMs: elapsed(), error: ok ? null : `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}` };
-    } catch (error) {
-      const message = controller.signal.aborted
-        ? `timeout: no complete response within ${this.options.timeoutMs} ms`
-        : describeError(error);
-      return { ok: false, status, headers, body: null, timeMs: elapsed(), error: message };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+    return new Promise((resolve) => {
+      let settled = false;
+      let timedOut = false;
+      let controller: Dispatcher.DispatchController | null = null;
+      let status: number | null = null;
+      let headers: Record<string, string> | null = null;
+      const kept: Buffer[] = [];
+      let size = 0;
+      const finish = (result: SendResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(result);
+      };
+      const fail = (error: string) => finish({ ok: false, status, headers, body: null, timeMs: elapsed(), error });
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller?.abort(new DeliveryTimeout());
+        fail(timeoutError);
+      }, this.options.timeoutMs);
 
-  /** Reads the whole body (so the connection can be reused) and keeps its first bytes. */
-  private async readBody(body: AsyncIterable<Buffer>): Promise<string> {
-    const kept: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      if (size < this.maxResponseBytes) kept.push(chunk.subarray(0, this.maxResponseBytes - size));
-      size += chunk.length;
-    }
-    // PostgreSQL text and jsonb cannot hold NUL.
-    return Buffer.concat(kept).toString('utf8').replace(/\u0000/g, '\uFFFD');
+      try {
+        this.agent.dispatch(
+          { origin: url.origin, path: url.pathname + url.search, method: 'POST', headers: req.headers, body: req.body },
+          {
+            onRequestStart: (c) => {
+              controller = c;
+              if (timedOut) c.abort(new DeliveryTimeout());
+            },
+            onResponseStart: (_c, statusCode, responseHeaders) => {
+              if (statusCode < 200) return; // 1xx interim answers
+              status = statusCode;
+              headers = flattenHeaders(responseHeaders);
+            },
+            onResponseData: (_c, chunk) => {
+              if (size < max) kept.push(chunk.subarray(0, max - size));
+              size += chunk.length;
+            },
+            onResponseEnd: () => {
+              const ok = status !== null && status >= 200 && status < 300;
+              // PostgreSQL text and jsonb cannot hold NUL.
+              const body = Buffer.concat(kept).toString('utf8').replace(/\u0000/g, '\uFFFD');
+              finish({ ok, status, headers, body, timeMs: elapsed(), error: ok ? null : `HTTP ${status}${status! >= 300 && status! < 400 ? ' (redirects are not followed)' : ''}` });
+            },
+            onResponseError: (_c, error) => fail(timedOut ? timeoutError : describeError(error)),
+          },
+        );
+      } catch (error) {
+        fail(describeError(error));
+      }
+    });
   }
 
   async close(): Promise<void> {
