@@ -11,20 +11,13 @@ const MAX_IN_FLIGHT = 4;
 const MAX_BATCH = 200;
 
 /** One creation as the batch statement takes it: the product's fields, its time and its event. */
-export interface CreationRow {
-  id: string;
+export type CreationRow = Omit<ProductRow, 'created_at' | 'updated_at'> & {
   workspace_id: string;
-  name: string;
-  description: string | null;
-  price_amount: number | null;
-  price_currency: string | null;
-  active: boolean;
-  metadata: Record<string, string>;
   at: string;
   event_id: string;
   event_body: string;
   delivery_prefix: string;
-}
+};
 
 interface Creation {
   row: CreationRow;
