@@ -1,9 +1,10 @@
 // Scenario 1: authenticated GET /v1/products?limit=20 against a bare Fastify hello-world, 50 connections.
 import { freePort, round, runAutocannon, startProcess } from './lib.mjs';
-import { seedProducts, startService } from './service.mjs';
+import { seedProducts, settle, startService } from './service.mjs';
 
 export async function apiRead(target, seeded, { duration }) {
   await seedProducts(seeded.db, seeded.workspaceId, 1000);
+  await settle(seeded.db);
 
   const barePort = await freePort();
   const bare = await startProcess(['bench/bare-server.mjs'], { PORT: String(barePort) }, 'ready');

@@ -2,7 +2,7 @@
 import { CursorCodec } from '../dist/http/pagination.js';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { round, runAutocannon } from './lib.mjs';
-import { MASTER_KEY, startService } from './service.mjs';
+import { MASTER_KEY, settle, startService } from './service.mjs';
 
 export async function deepPage(target, seeded, { duration, rows }) {
   const { db, workspaceId, apiKey } = seeded;
@@ -14,6 +14,7 @@ export async function deepPage(target, seeded, { duration, rows }) {
     [workspaceId, rows],
   );
   await db.query('ANALYZE events');
+  await settle(db);
   const [position] = await db.query(
     'SELECT id, created_at FROM events WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1',
     [workspaceId, rows - 40],

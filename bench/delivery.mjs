@@ -5,7 +5,7 @@ import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
 import { cpuSeconds, round, sleep, startReceiver } from './lib.mjs';
-import { MASTER_KEY, startService } from './service.mjs';
+import { MASTER_KEY, settle, startService } from './service.mjs';
 
 const CONCURRENCY = 64;
 
@@ -67,6 +67,7 @@ export async function delivery(target, seeded, { deliveries: count }) {
   const box = new SecretBox(Buffer.from(MASTER_KEY, 'hex'));
   const { row: endpoint, secret } = await createEndpoint(seeded.db, box, { workspaceId: seeded.workspaceId, url: receiver.url, subscribedEvents: ['product.*'] }, new Date());
   const rows = await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, count);
+  await settle(seeded.db);
 
   const { rate: ceiling, cpuPerRequestUs } = await rawUndici(receiver.url, secret, rows);
   await receiver.reset();

@@ -11,7 +11,7 @@ import { delivery } from './delivery.mjs';
 import { ingest } from './ingest.mjs';
 import { latency } from './latency.mjs';
 import { PG_URL, ROOT, freshSchema } from './lib.mjs';
-import { openSeeded } from './service.mjs';
+import { openSeeded, settle } from './service.mjs';
 
 const quick = process.argv.includes('--quick');
 const settings = quick ? { duration: 3, rows: 100_000, deliveries: 5_000 } : { duration: 10, rows: 1_000_000, deliveries: 50_000 };
@@ -38,6 +38,7 @@ async function onFresh(engine, scenario) {
     const schema = await freshSchema();
     const target = { engine, url: schema.url, baseUrl: PG_URL, schema: schema.schema };
     const seeded = await openSeeded(target);
+    await settle(seeded.db);
     try {
       return await scenario(target, seeded, settings);
     } finally {

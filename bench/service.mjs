@@ -44,3 +44,11 @@ export async function seedProducts(db, workspaceId, count) {
     [workspaceId, count],
   );
 }
+
+/**
+ * Writes dirty pages out now (CHECKPOINT), so a checkpoint brought on by the seeding or by an earlier
+ * scenario does not fall inside a measurement.
+ */
+export async function settle(db) {
+  await db.query('CHECKPOINT').catch(() => {});
+}
