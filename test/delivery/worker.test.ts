@@ -51,7 +51,7 @@ describe('delivery worker', () => {
     expect(receiver.requests.map((r) => r.flatHeaders['webhook-id'])).toEqual([row.id, row.id]);
   });
 
-  it('keeps at most `concurrency` attempts in flight, and stop() lets them finish and records them', async () => {
+  it('keeps at most `concurrency` attempts in flight; stop() lets them finish, records them and hands back the rows claimed ahead', async () => {
     const { t, receiver, endpointId } = await setup({ pollIntervalMs: 20 }, () => ({ hang: true }));
     const worker = testWorker(t, { concurrency: 3 });
     await worker.start();
@@ -66,7 +66,10 @@ describe('delivery worker', () => {
     await stopping;
     const rows = await deliveriesOf(t, endpointId);
     expect(rows.filter((r) => r.status === 'success')).toHaveLength(3);
-    expect(rows.filter((r) => r.status === 'pending' && r.attempt === 0)).toHaveLength(2);
+    const unsent = rows.filter((r) => r.status === 'pending' && r.attempt === 0);
+    expect(unsent).toHaveLength(2);
+    // Rows claimed ahead but never started are handed back: due now, not when their lease runs out.
+    for (const row of unsent) expect(new Date(row.next_attempt_at!).getTime()).toBeLessThanOrEqual(Date.now());
     expect(receiver.requests).toHaveLength(3);
   });
 });

@@ -85,3 +85,17 @@ export async function claimDue(q: Queryable, now: Date, leaseMs: number, limit: 
     previous_secret_expires_at: r.previous_secret_expires_at,
   }));
 }
+
+/**
+ * Hands claimed rows that were never attempted back (a worker stopping): they become due at `now`
+ * instead of when their lease runs out. Only rows still held under this claim are touched.
+ */
+export async function releaseClaims(q: Queryable, rows: ClaimedDelivery[], now: Date): Promise<void> {
+  if (rows.length === 0) return;
+  await q.query(
+    `UPDATE webhook_deliveries d SET next_attempt_at = $3
+       FROM unnest($1::text[], $2::timestamptz[]) AS r (id, lease)
+      WHERE d.id = r.id AND d.status = 'pending' AND d.next_attempt_at = r.lease`,
+    [rows.map((r) => r.id), rows.map((r) => r.lease.toISOString()), now],
+  );
+}

@@ -2,7 +2,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { AppContext } from '../../context.js';
 import { DELIVERY_CHANNEL } from '../fanout.js';
 import { runAttempt, type Outcome } from './attempt.js';
-import { claimDue, type ClaimedDelivery } from './claim.js';
+import { claimDue, releaseClaims, type ClaimedDelivery } from './claim.js';
 import { recordOutcomes } from './outcome.js';
 import { HttpSender, type Sender } from './sender.js';
 
@@ -36,6 +36,8 @@ export class DeliveryWorker {
   private readonly concurrency: number;
   private readonly onError: (error: unknown, during: string) => void;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Claimed, not yet started (at most one round of `concurrency` beyond the free slots). */
+  private ready: ClaimedDelivery[] = [];
   private queue: Outcome[] = [];
   private readonly writers = new Set<Promise<void>>();
   private writeScheduled = false;
@@ -79,6 +81,8 @@ export class DeliveryWorker {
     await this.unlisten?.().catch((error) => this.onError(error, 'unlisten'));
     this.unlisten = null;
     await this.pumping;
+    const unstarted = this.ready.splice(0);
+    await releaseClaims(this.ctx.db, unstarted, this.ctx.clock.now()).catch((error) => this.onError(error, 'release'));
     await Promise.allSettled([...this.inFlight]);
     await this.drainWrites();
     if (this.ownsSender) await this.sender.close();
@@ -113,14 +117,15 @@ export class DeliveryWorker {
       this.wanted = false;
       try {
         while (this.running) {
-          const free = this.freeSlots();
-          if (free <= 0) {
+          const wanted = this.claimable();
+          if (wanted <= 0) {
             this.saturated = true;
             break;
           }
-          const rows = await claimDue(this.ctx.db, this.ctx.clock.now(), this.ctx.config.leaseMs, free);
-          for (const row of rows) this.launch(row);
-          if (rows.length < free) break;
+          const rows = await claimDue(this.ctx.db, this.ctx.clock.now(), this.ctx.config.leaseMs, wanted);
+          this.ready.push(...rows);
+          this.startReady();
+          if (rows.length < wanted) break;
           // More may be due. On PGlite the database shares this thread: let requests and I/O run.
           await yieldToEventLoop();
         }
@@ -139,23 +144,31 @@ export class DeliveryWorker {
       .catch((error) => this.onError(error, 'attempt'))
       .finally(() => {
         this.inFlight.delete(task);
+        this.startReady();
         this.maybeClaimMore();
       });
     this.inFlight.add(task);
   }
 
-  /**
-   * A slot is free again as soon as its request is done; the row stays claimed (leased) until its
-   * outcome is written. Claiming waits while writes lag behind by more than one full round.
-   */
-  private freeSlots(): number {
-    if (this.queue.length + this.writingCount > this.concurrency) return 0;
-    return this.concurrency - this.inFlight.size;
+  /** Fills free slots from the rows already claimed. */
+  private startReady(): void {
+    while (this.running && this.inFlight.size < this.concurrency && this.ready.length > 0) this.launch(this.ready.shift()!);
   }
 
-  /** A full worker stopped claiming; once a quarter of its slots are free, it claims again. */
+  /**
+   * How many rows to claim now: enough for every free slot plus one round ahead, so a slot whose
+   * request ends starts its next row at once instead of waiting for a claim's round trip. A slot is
+   * free as soon as its request is done; the row stays claimed (leased) until its outcome is
+   * written. Claiming waits while writes lag behind by more than two full rounds.
+   */
+  private claimable(): number {
+    if (this.queue.length + this.writingCount > 2 * this.concurrency) return 0;
+    return 2 * this.concurrency - this.inFlight.size - this.ready.length;
+  }
+
+  /** A worker that stopped claiming claims again once a quarter of a round can be taken. */
   private maybeClaimMore(): void {
-    if (this.saturated && this.freeSlots() >= Math.max(1, this.concurrency >> 2)) {
+    if (this.saturated && this.claimable() >= Math.max(1, this.concurrency >> 2)) {
       this.saturated = false;
       this.kick();
     }
