@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.js';
-import { fanOut, fanOutCtes, fanOutValues } from '../webhooks/fanout.js';
+import { fanOut, fanOutCtes, fanOutValues, singleEvent } from '../webhooks/fanout.js';
 import { INSERT_EVENT_COLUMNS, buildEvent, eventValues, insertEvent, type EventInput, type StoredEvent } from './store.js';
 
 /**
@@ -34,7 +34,7 @@ export async function mutateAndEmit<Row>(
        ${INSERT_EVENT_COLUMNS}
        SELECT ${e(1)}, ${e(2)}, ${e(3)}, ${e(4)}, ${e(5)}, ${e(6)}, ${e(7)}::timestamptz WHERE EXISTS (SELECT 1 FROM mutated)
        RETURNING id
-     ), ${fanOutCtes(f, 'event', wake === undefined)}
+     ), ${fanOutCtes(singleEvent(f, 'event'), wake === undefined)}
      SELECT mutated.*, (SELECT pending FROM fanout) AS fanout_pending FROM mutated`;
   const rows = await q.query<Row & { fanout_pending: number }>(sql, [...mutation.params, ...eventValues(event), ...fanOutValues(event)]);
   if (wake && rows[0]?.fanout_pending > 0) wake();

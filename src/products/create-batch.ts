@@ -1,7 +1,7 @@
 import type { Db, Queryable } from '../db/db.js';
 import { buildEvent } from '../events/store.js';
 import { idTimePrefix, newId } from '../lib/ids.js';
-import { subscriptionPatterns } from '../webhooks/fanout.js';
+import { fanOutCtes, subscriptionPatterns } from '../webhooks/fanout.js';
 import type { ProductCreateInput } from './schemas.js';
 import { PRODUCT_COLUMNS, productSubject, type ProductRow } from './store.js';
 
@@ -26,8 +26,9 @@ interface Creation {
 }
 
 /**
- * Every product, its `product.created` event and the event's deliveries, for a whole batch, in one
- * statement: atomic like the single write of mutateAndEmit, with one commit for the batch.
+ * Every product, its `product.created` event and the event's deliveries (the shared fan-out), for a
+ * whole batch, in one statement: atomic like the single write of mutateAndEmit, with one commit for
+ * the batch.
  */
 const CREATE_BATCH = `WITH input AS MATERIALIZED (
      SELECT * FROM jsonb_to_recordset($1::jsonb) AS i (
@@ -40,15 +41,8 @@ const CREATE_BATCH = `WITH input AS MATERIALIZED (
    ), logged AS (
      INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
      SELECT event_id, workspace_id, 'product.created', 'product', id, event_body, at FROM input
-   ), fanned AS (
-     INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
-     SELECT i.delivery_prefix || substr(md5(random()::text || e.id), 1, 16), i.workspace_id, e.id, i.event_id, 'product.created',
-            CASE WHEN e.active THEN 'pending' ELSE 'disabled' END, 0, CASE WHEN e.active THEN i.at END, i.at
-       FROM input i
-       JOIN webhook_endpoints e ON e.workspace_id = i.workspace_id AND e.deleted_at IS NULL AND e.subscribed_events && $2::text[]
-     RETURNING status
-   )
-   SELECT created.*, (SELECT count(*)::int FROM fanned WHERE status = 'pending') AS fanout_pending FROM created`;
+   ), ${fanOutCtes(`(SELECT workspace_id, event_id, 'product.created' AS event_type, at, delivery_prefix, $2::text[] AS patterns FROM input)`, false)}
+   SELECT created.*, (SELECT pending FROM fanout) AS fanout_pending FROM created`;
 
 export function creationRow(workspaceId: string, input: ProductCreateInput, now: Date): CreationRow {
   const id = newId('prd', now);

@@ -13,30 +13,40 @@ export function subscriptionPatterns(type: string): string[] {
 }
 
 /**
- * The fan-out as CTEs, to follow others in one WITH statement: `targets` (subscribed endpoints),
- * `fanned` (one delivery row each: `pending` and due now for active endpoints, `disabled` and never
- * sent for inactive ones) and `fanout`, which counts the pending rows and, with `notify`, NOTIFYs
- * workers (delivered at commit, so a rolled-back change wakes nobody; see notifier.ts for why hot
- * paths wake workers after commit instead). `gate` names a CTE that must have a row for the
- * fan-out to happen (the event's insert), or is null.
- * Parameters: workspace id, event id, event type, event time, subscription patterns, id prefix.
+ * The fan-out as CTEs, to follow others in one WITH statement. `events` is a FROM item (a CTE or a
+ * sub-select) with one row per event to fan out: workspace_id, event_id, event_type, at
+ * (timestamptz), delivery_prefix and patterns (text[], the subscription patterns that match the
+ * type). `targets` pairs each event with its subscribed endpoints, `fanned` writes one delivery row
+ * each (`pending` and due now for active endpoints, `disabled` and never sent for inactive ones)
+ * and `fanout` counts the pending rows and, with `notify`, NOTIFYs workers (delivered at commit, so
+ * a rolled-back change wakes nobody; see notifier.ts for why hot paths wake workers after commit).
  */
-export function fanOutCtes(p: (i: number) => string, gate: string | null, notify: boolean): string {
+export function fanOutCtes(events: string, notify: boolean): string {
   return `targets AS (
-       SELECT id, active FROM webhook_endpoints
-        WHERE workspace_id = ${p(1)} AND deleted_at IS NULL AND subscribed_events && ${p(5)}::text[]
-          ${gate ? `AND EXISTS (SELECT 1 FROM ${gate})` : ''}
+       SELECT ev.workspace_id, ev.event_id, ev.event_type, ev.at, ev.delivery_prefix, w.id AS endpoint_id, w.active
+         FROM ${events} ev
+         JOIN webhook_endpoints w ON w.workspace_id = ev.workspace_id AND w.deleted_at IS NULL AND w.subscribed_events && ev.patterns
      ), fanned AS (
        INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
-       SELECT ${p(6)} || substr(md5(random()::text || t.id), 1, 16), ${p(1)}, t.id, ${p(2)}, ${p(3)},
+       SELECT t.delivery_prefix || substr(md5(random()::text || t.endpoint_id), 1, 16), t.workspace_id, t.endpoint_id, t.event_id, t.event_type,
               CASE WHEN t.active THEN 'pending' ELSE 'disabled' END, 0,
-              CASE WHEN t.active THEN ${p(4)}::timestamptz END, ${p(4)}
+              CASE WHEN t.active THEN t.at END, t.at
          FROM targets t
        RETURNING status
      ), fanout AS (
        SELECT c.pending${notify ? `, CASE WHEN c.pending > 0 THEN pg_notify('${DELIVERY_CHANNEL}', '')::text END AS notified` : ''}
          FROM (SELECT count(*)::int AS pending FROM fanned WHERE status = 'pending') c
      )`;
+}
+
+/**
+ * One event as the `events` of fanOutCtes, from the six parameters of fanOutValues (workspace id,
+ * event id, type, time, subscription patterns, id prefix). With `gate`, the name of a CTE, the event
+ * is fanned out only if that CTE has a row (the event's own insert).
+ */
+export function singleEvent(p: (i: number) => string, gate: string | null): string {
+  return `(SELECT ${p(1)}::text AS workspace_id, ${p(2)}::text AS event_id, ${p(3)}::text AS event_type,
+                  ${p(4)}::timestamptz AS at, ${p(6)}::text AS delivery_prefix, ${p(5)}::text[] AS patterns${gate ? ` FROM ${gate}` : ''})`;
 }
 
 export function fanOutValues(event: StoredEvent): unknown[] {
@@ -46,7 +56,7 @@ export function fanOutValues(event: StoredEvent): unknown[] {
 /** Fans out an event already stored in this transaction, in one round trip, notifying at commit. */
 export async function fanOut(q: Queryable, event: StoredEvent): Promise<number> {
   const [row] = await q.query<{ pending: number }>(
-    `WITH ${fanOutCtes((i) => `$${i}`, null, true)} SELECT pending, notified FROM fanout`,
+    `WITH ${fanOutCtes(singleEvent((i) => `$${i}`, null), true)} SELECT pending, notified FROM fanout`,
     fanOutValues(event),
   );
   return row?.pending ?? 0;
