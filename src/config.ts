@@ -120,6 +120,17 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`SVC_RETRY_SCHEDULE must be comma-separated durations such as 5m,30m,2h, got "${scheduleText}"`);
   }
 
+  // A claimed row may wait in its worker for a slot (up to one attempt) and then be attempted (up
+  // to another) before its outcome is written; a shorter lease would let a second worker take a
+  // row that is still in flight.
+  const deliveryTimeoutMs = duration(env, 'SVC_DELIVERY_TIMEOUT', '10s');
+  const leaseMs = duration(env, 'SVC_LEASE', '60s');
+  if (leaseMs <= 2 * deliveryTimeoutMs) {
+    throw new ConfigError(
+      `SVC_LEASE (${leaseMs} ms) must be more than twice SVC_DELIVERY_TIMEOUT (${deliveryTimeoutMs} ms): a claimed delivery may wait for a free slot for up to one attempt and then take another`,
+    );
+  }
+
   return {
     port,
     host,
@@ -128,11 +139,11 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     masterKey,
     logLevel,
-    deliveryTimeoutMs: duration(env, 'SVC_DELIVERY_TIMEOUT', '10s'),
+    deliveryTimeoutMs,
     retryScheduleMs,
     workers: integer(env, 'SVC_WORKERS', 1, 0, 64),
     workerConcurrency: integer(env, 'SVC_WORKER_CONCURRENCY', 64, 1, 1024),
-    leaseMs: duration(env, 'SVC_LEASE', '60s'),
+    leaseMs,
     pollIntervalMs: duration(env, 'SVC_POLL_INTERVAL', '1s'),
     allowPrivateTargets: flag(env, 'SVC_ALLOW_PRIVATE_TARGETS'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),

@@ -84,7 +84,7 @@ describe.skipIf(ENGINE === 'pglite')('worker processes killed mid-delivery (Post
         SVC_WORKERS: '1',
         SVC_WORKER_CONCURRENCY: '8',
         SVC_LEASE: '5s',
-        SVC_DELIVERY_TIMEOUT: '4s',
+        SVC_DELIVERY_TIMEOUT: '2s',
         SVC_POLL_INTERVAL: '100ms',
         SVC_RETRY_SCHEDULE: '1s',
         LOG_LEVEL: 'silent',
