@@ -4,27 +4,28 @@ import { Pool } from 'undici';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
-import { cpuSeconds, round, sleep, startReceiver } from './lib.mjs';
+import { cpuSeconds, median, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
 
 const CONCURRENCY = 64;
 
-async function seedDeliveries(db, workspaceId, endpointId, count) {
+/** `count` pending deliveries (and their events), numbered from `from` so that rounds do not collide. */
+async function seedDeliveries(db, workspaceId, endpointId, from, count) {
   await db.query(
     `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
      SELECT 'evt_' || lpad(to_hex(g), 26, '0'), $1, 'product.created', 'product', 'prd_' || lpad(to_hex(g), 26, '0'),
             '{"id":"evt_' || lpad(to_hex(g), 26, '0') || '","type":"product.created","created":"2026-01-01T00:00:00.000Z","subject":{"id":"prd_' || lpad(to_hex(g), 26, '0') || '","type":"product","url":"/v1/products/prd_' || lpad(to_hex(g), 26, '0') || '"}}',
             now()
-       FROM generate_series(1, $2) AS g`,
-    [workspaceId, count],
+       FROM generate_series($2::int, $3::int) AS g`,
+    [workspaceId, from, from + count - 1],
   );
   await db.query(
     `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
      SELECT 'whd_' || lpad(to_hex(g), 26, '0'), $1, $2, 'evt_' || lpad(to_hex(g), 26, '0'), 'product.created', 'pending', 0, now(), now()
-       FROM generate_series(1, $3) AS g`,
-    [workspaceId, endpointId, count],
+       FROM generate_series($3::int, $4::int) AS g`,
+    [workspaceId, endpointId, from, from + count - 1],
   );
-  return db.query('SELECT d.id, e.body FROM webhook_deliveries d JOIN events e ON e.id = d.event_id');
+  return db.query(`SELECT d.id, e.body FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.status = 'pending'`);
 }
 
 /** The ceiling: the same signed requests through one undici Pool, CONCURRENCY in flight. */
@@ -62,13 +63,9 @@ async function pendingLeft(service, apiKey) {
   return (await res.json()).data.length;
 }
 
-export async function delivery(target, seeded, { deliveries: count }) {
-  const receiver = await startReceiver();
-  const box = new SecretBox(Buffer.from(MASTER_KEY, 'hex'));
-  const { row: endpoint, secret } = await createEndpoint(seeded.db, box, { workspaceId: seeded.workspaceId, url: receiver.url, subscribedEvents: ['product.*'] }, new Date());
-  const rows = await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, count);
-  await settle(seeded.db);
-
+/** One round: the raw ceiling over the seeded rows, then the service draining the same rows. */
+async function measure(target, seeded, receiver, secret, rows) {
+  const count = rows.length;
   const { rate: ceiling, cpuPerRequestUs } = await rawUndici(receiver.url, secret, rows);
   await receiver.reset();
 
@@ -83,19 +80,45 @@ export async function delivery(target, seeded, { deliveries: count }) {
   const seconds = (Date.now() - first) / 1000;
   const rss = service.peakRssMb();
   await service.stop();
-  await receiver.stop();
+  await receiver.reset();
   if (received < count) throw new Error(`receiver saw ${received} of ${count} deliveries`);
   const rate = count / seconds;
+  return { rate, ceiling, ratio: rate / ceiling, serviceCpuUs, cpuPerRequestUs, rss };
+}
+
+/**
+ * On PostgreSQL the full run measures in rounds (raw ceiling, then the service, then again, each
+ * round on freshly seeded rows), so a slow stretch of a shared machine hits both sides; the ratio is
+ * the median of the rounds' ratios. PGlite (informative) runs one round.
+ */
+export async function delivery(target, seeded, { deliveries: count, rounds }) {
+  const receiver = await startReceiver();
+  const box = new SecretBox(Buffer.from(MASTER_KEY, 'hex'));
+  const { row: endpoint, secret } = await createEndpoint(seeded.db, box, { workspaceId: seeded.workspaceId, url: receiver.url, subscribedEvents: ['product.*'] }, new Date());
+  const runs = [];
+  for (let i = 0; i < (target.engine === 'postgres' ? rounds : 1); i++) {
+    // Every round starts from the same state: the earlier round's deliveries gone, the new rows'
+    // statistics taken (as autovacuum would), then a checkpoint.
+    if (i > 0) await seeded.db.query('TRUNCATE webhook_deliveries');
+    const rows = await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, i * count + 1, count);
+    if (target.engine === 'postgres') await seeded.db.query('ANALYZE webhook_deliveries, events');
+    await settle(seeded.db);
+    runs.push(await measure(target, seeded, receiver, secret, rows));
+  }
+  await receiver.stop();
+  const ratio = median(runs.map((r) => r.ratio));
+  const byRound = runs.length > 1 ? `; ratio by round ${runs.map((r) => round(r.ratio, 3)).join(', ')}` : '';
   return {
     name: `Delivery throughput (${count.toLocaleString('en')} pending deliveries, concurrency ${CONCURRENCY})`,
-    value: round(rate, 0),
+    value: round(median(runs.map((r) => r.rate)), 0),
     unit: 'deliveries/s',
-    baseline: round(ceiling, 0),
+    baseline: round(median(runs.map((r) => r.ceiling)), 0),
     baselineName: 'raw undici Pool, same signed bodies',
-    extra: `service CPU ${round(serviceCpuUs, 0)} µs per delivery, raw client ${round(cpuPerRequestUs, 0)} µs per request`,
-    ratio: round(rate / ceiling, 3),
+    extra: `service CPU ${round(median(runs.map((r) => r.serviceCpuUs)), 0)} µs per delivery, raw client ${round(median(runs.map((r) => r.cpuPerRequestUs)), 0)} µs per request${byRound}`,
+    ratio: round(ratio, 3),
     target: target.engine === 'postgres' ? 'ratio >= 0.40' : '(informative)',
-    pass: target.engine === 'postgres' ? rate / ceiling >= 0.4 : true,
-    peakRssMb: rss,
+    pass: target.engine === 'postgres' ? ratio >= 0.4 : true,
+    peakRssMb: Math.max(...runs.map((r) => r.rss ?? 0)),
+    rounds: runs.map((r) => ({ rate: round(r.rate, 0), ceiling: round(r.ceiling, 0), ratio: round(r.ratio, 3) })),
   };
 }

@@ -118,3 +118,9 @@ export async function startReceiver() {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
