@@ -25,19 +25,24 @@ async function burst(n: number, send: () => Promise<LightMyRequestResponse>): Pr
 
 const statuses = (responses: LightMyRequestResponse[]) => responses.map((r) => r.statusCode);
 
-describe('rate limits per credential', () => {
-  let t: TestApp;
-  let clock: ManualClock;
+/** Wraps an app opener so that every app it opens in a test is closed after that test. */
+function closedAfterEach(open: (options: Parameters<typeof startTestApp>[0]) => Promise<TestApp>) {
   let opened: TestApp[] = [];
   afterEach(async () => {
     for (const app of opened) await app.close();
     opened = [];
   });
-  const open = async (options: Parameters<typeof startTestApp>[0]) => {
-    t = await startTestApp(options);
-    opened.push(t);
-    return t;
+  return async (options: Parameters<typeof startTestApp>[0]) => {
+    const app = await open(options);
+    opened.push(app);
+    return app;
   };
+}
+
+describe('rate limits per credential', () => {
+  let t: TestApp;
+  let clock: ManualClock;
+  const open = closedAfterEach(async (options: Parameters<typeof startTestApp>[0]) => (t = await startTestApp(options)));
 
   async function start(config = {}) {
     clock = new ManualClock();
@@ -165,16 +170,7 @@ describe('rate limits per credential', () => {
 describe('failed authentications per client address', () => {
   let t: TestApp;
   let clock: ManualClock;
-  let opened: TestApp[] = [];
-  afterEach(async () => {
-    for (const app of opened) await app.close();
-    opened = [];
-  });
-  const open = async (options: Parameters<typeof startTestApp>[0]) => {
-    t = await startTestApp(options);
-    opened.push(t);
-    return t;
-  };
+  const open = closedAfterEach(async (options: Parameters<typeof startTestApp>[0]) => (t = await startTestApp(options)));
 
   const from = (address: string, token: string | null) =>
     t.app.inject({
@@ -222,16 +218,7 @@ describe('failed authentications per client address', () => {
 
 describe('client address behind proxies', () => {
   let t: TestApp;
-  let opened: TestApp[] = [];
-  afterEach(async () => {
-    for (const app of opened) await app.close();
-    opened = [];
-  });
-  const open = async (options: Parameters<typeof startTestApp>[0]) => {
-    t = await startTestApp(options);
-    opened.push(t);
-    return t;
-  };
+  const open = closedAfterEach(async (options: Parameters<typeof startTestApp>[0]) => (t = await startTestApp(options)));
   const from = (forwarded: string) =>
     t.app.inject({ method: 'GET', url: '/v1/me', remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': forwarded } });
 

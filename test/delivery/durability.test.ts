@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creationRow, insertCreations } from '../../src/products/create-batch.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ENGINE, POSTGRES_URL } from '../helpers/db.js';
-import { addEndpoint, createProduct, eventually, testWorker, verifyBySpec } from '../helpers/delivery.js';
+import { addEndpoint, closeAppAndReceiver, createProduct, eventually, openAppAndReceiver, testWorker, verifyBySpec } from '../helpers/delivery.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -15,14 +15,8 @@ const CLI = `${ROOT}dist/cli.js`;
 describe('transactional outbox', () => {
   let t: TestApp;
   let receiver: Receiver;
-  beforeAll(async () => {
-    t = await startTestApp({ config: { allowPrivateTargets: true } });
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-    await t.close();
-  });
+  beforeAll(async () => ({ t, receiver } = await openAppAndReceiver({ config: { allowPrivateTargets: true } })));
+  afterAll(() => closeAppAndReceiver(t, receiver));
 
   it('leaves no event and no delivery behind a rolled-back product change', async () => {
     await addEndpoint(t, receiver.url);

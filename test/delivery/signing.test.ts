@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSigningSecret } from '../../src/webhooks/secrets.js';
 import { sign } from '../../src/webhooks/sign.js';
 import { USER_AGENT, deliveryHeaders } from '../../src/webhooks/engine/attempt.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { addEndpoint, createProduct, deliveriesOf, testWorker, verifyBySpec } from '../helpers/delivery.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import type { TestApp } from '../helpers/app.js';
+import { addEndpoint, closeAppAndReceiver, createProduct, deliveriesOf, openAppAndReceiver, testWorker, verifyBySpec } from '../helpers/delivery.js';
+import type { Receiver } from '../helpers/receiver.js';
 
 describe('Standard Webhooks signature', () => {
   it('reproduces the published test vector', () => {
@@ -27,15 +27,9 @@ describe('Standard Webhooks signature', () => {
 describe('signed deliveries end to end', () => {
   let t: TestApp;
   let receiver: Receiver;
-  beforeAll(async () => {
-    // The system clock: receivers' verifiers reject timestamps more than 5 minutes from their own.
-    t = await startTestApp({ config: { allowPrivateTargets: true } });
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-    await t.close();
-  });
+  // The system clock: receivers' verifiers reject timestamps more than 5 minutes from their own.
+  beforeAll(async () => ({ t, receiver } = await openAppAndReceiver({ config: { allowPrivateTargets: true } })));
+  afterAll(() => closeAppAndReceiver(t, receiver));
 
   it('sends the stored event byte for byte, verifiable with the official library and by the spec', async () => {
     const { id: endpointId, secret } = await addEndpoint(t, `${receiver.url}/hooks/svc`);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import { checkTargetUrl, classifyAddress, guardedLookup } from '../../src/webhooks/engine/ssrf.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { addEndpoint, createProduct, deliveriesOf, testWorker } from '../helpers/delivery.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import type { TestApp } from '../helpers/app.js';
+import { addEndpoint, closeAppAndReceiver, createProduct, deliveriesOf, openAppAndReceiver, testWorker } from '../helpers/delivery.js';
+import type { Receiver } from '../helpers/receiver.js';
 
 describe('address classifier', () => {
   it.each([
@@ -69,14 +69,8 @@ describe('address classifier', () => {
 describe('deliveries to private targets with SVC_ALLOW_PRIVATE_TARGETS off', () => {
   let t: TestApp;
   let receiver: Receiver;
-  beforeAll(async () => {
-    t = await startTestApp({ clock: new ManualClock(), config: { allowPrivateTargets: false } });
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-    await t.close();
-  });
+  beforeAll(async () => ({ t, receiver } = await openAppAndReceiver({ clock: new ManualClock(), config: { allowPrivateTargets: false } })));
+  afterAll(() => closeAppAndReceiver(t, receiver));
 
   it('fails each attempt with a readable error and never connects', async () => {
     const targets = {

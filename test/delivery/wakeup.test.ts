@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/db/postgres.js';
 import { createContext } from '../../src/runtime.js';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
-import { startTestApp, testConfig, type TestApp } from '../helpers/app.js';
+import { testConfig, type TestApp } from '../helpers/app.js';
 import { ENGINE, POSTGRES_URL } from '../helpers/db.js';
-import { addEndpoint, createProduct, eventually } from '../helpers/delivery.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { addEndpoint, closeAppAndReceiver, createProduct, eventually, openAppAndReceiver } from '../helpers/delivery.js';
+import type { Receiver } from '../helpers/receiver.js';
 
 // Polling is set to an hour: a delivery that arrives proves a wake-up, not a poll.
 const NO_POLL = { allowPrivateTargets: true, pollIntervalMs: 3_600_000 };
@@ -15,14 +15,8 @@ describe('waking workers after a product write', () => {
   const masterKey = randomBytes(32);
   let t: TestApp;
   let receiver: Receiver;
-  beforeAll(async () => {
-    t = await startTestApp({ config: NO_POLL, masterKey });
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-    await t.close();
-  });
+  beforeAll(async () => ({ t, receiver } = await openAppAndReceiver({ config: NO_POLL, masterKey })));
+  afterAll(() => closeAppAndReceiver(t, receiver));
 
   it('wakes a worker of the same process directly', async () => {
     await addEndpoint(t, receiver.url);

@@ -2,7 +2,20 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { expect } from 'vitest';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
 import { createEndpoint } from '../../src/webhooks/endpoints/store.js';
-import type { TestApp } from './app.js';
+import { startTestApp, type TestApp } from './app.js';
+import { startReceiver, type Receiver } from './receiver.js';
+
+/** A test app started with `options` and a receiver on 127.0.0.1, for a describe block's beforeAll. */
+export async function openAppAndReceiver(options: Parameters<typeof startTestApp>[0]): Promise<{ t: TestApp; receiver: Receiver }> {
+  const t = await startTestApp(options);
+  return { t, receiver: await startReceiver() };
+}
+
+/** Closes what openAppAndReceiver opened (either may be missing if opening failed). */
+export async function closeAppAndReceiver(t: TestApp | undefined, receiver: Receiver | undefined): Promise<void> {
+  await receiver?.close();
+  await t?.close();
+}
 
 export interface DeliveryRow {
   id: string;
