@@ -10,18 +10,21 @@ import { findCredential, findMembership } from './store.js';
 
 const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
 
-/** Reads `Authorization: Bearer <token>`; format and checksum are checked before any look-up. */
+/**
+ * Reads `Authorization: Bearer <token>`. A token found in the credential cache passed every check
+ * when it was cached; any other has its format and checksum checked before the database is asked.
+ */
 export async function authenticate(request: FastifyRequest, ctx: AppContext): Promise<Principal> {
   const header = request.headers.authorization;
   if (!header) throw unauthenticated('Missing credential: send Authorization: Bearer <API key or personal access token>.');
   const match = /^Bearer ([^\s]+)$/i.exec(header);
   if (!match) throw unauthenticated('Malformed Authorization header: expected "Bearer <token>".');
-  const parsed = parseToken(match[1]);
-  if (!parsed) throw unauthenticated('Invalid credential: not a well-formed API key or personal access token.');
   const hash = hashToken(match[1]);
   const now = ctx.clock.now();
   const cached = ctx.credentials.get(hash, now);
   if (cached) return cached;
+  const parsed = parseToken(match[1]);
+  if (!parsed) throw unauthenticated('Invalid credential: not a well-formed API key or personal access token.');
   const found = await findCredential(ctx.db, parsed.kind, hash, now);
   if (!found) throw unauthenticated('Invalid credential: unknown, revoked or expired.');
   ctx.credentials.set(hash, found.principal, found.expiresAt);

@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /** Credential kinds and their prefixes (spec 5); test credentials carry `test_` after the prefix. */
@@ -49,9 +49,12 @@ export function parseToken(token: string): ParsedToken | null {
   return { kind: match[1] === 'sk' ? 'api_key' : 'pat', test: match[2] !== undefined };
 }
 
-/** Tokens are stored as SHA-256 hex: unique, indexable, one look-up per request. */
+/**
+ * Tokens are stored as SHA-256 hex: unique, indexable, one look-up per request. Every authenticated
+ * request hashes its token, so this is the one-shot digest (a third of the time of a Hash object).
+ */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** What lists show instead of the token: the prefix and the first random characters. */
