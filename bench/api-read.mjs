@@ -32,6 +32,8 @@ export async function apiRead(target, seeded, { duration, rounds }) {
   // moving those bytes costs even a server that does nothing else.
   const hello = await bareServer();
   const sameSize = await bareServer({ BODY_BYTES: String(bodyBytes) });
+  // Every server under load warms up for a second first, as the service did.
+  for (const bare of [hello, sameSize]) await runAutocannon({ url: bare.url, connections: 10, duration: 1 });
 
   const runs = [];
   for (let i = 0; i < rounds; i++) {
