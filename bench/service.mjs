@@ -23,8 +23,8 @@ export async function startService(target, env = {}) {
     PORT: String(port),
     LOG_LEVEL: 'warn',
     SVC_MASTER_KEY: MASTER_KEY,
-    SVC_RATE_LIMIT_API_KEY: '1000000',
-    SVC_RATE_LIMIT_PAT: '1000000',
+    SVC_RATE_LIMIT_API_KEY: '1000000000',
+    SVC_RATE_LIMIT_PAT: '1000000000',
     SVC_ALLOW_PRIVATE_TARGETS: '1',
   };
   const dbEnv = target.engine === 'postgres' ? { DATABASE_URL: target.url } : { SVC_DATA_DIR: target.dataDir };

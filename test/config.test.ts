@@ -12,3 +12,14 @@ describe('delivery settings', () => {
     }
   });
 });
+
+describe('rate-limit settings', () => {
+  it('take credential limits up to a billion requests a minute, and no more', () => {
+    expect(loadConfig({ SVC_RATE_LIMIT_API_KEY: '1000000000', SVC_RATE_LIMIT_PAT: '1000000000' })).toMatchObject({
+      rateLimitApiKey: 1_000_000_000,
+      rateLimitPat: 1_000_000_000,
+    });
+    expect(() => loadConfig({ SVC_RATE_LIMIT_API_KEY: '1000000001' })).toThrow(/SVC_RATE_LIMIT_API_KEY/);
+    expect(() => loadConfig({ SVC_RATE_LIMIT_PAT: '1000000001' })).toThrow(/SVC_RATE_LIMIT_PAT/);
+  });
+});
