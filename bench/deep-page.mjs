@@ -2,7 +2,7 @@
 // measured in rounds (first page, then deep page) after a warm-up; the ratio is the median.
 import { CursorCodec } from '../dist/http/pagination.js';
 import { SecretBox } from '../dist/lib/secretbox.js';
-import { median, round, runAutocannon } from './lib.mjs';
+import { median, ratiosByRound, round, runAutocannonOk } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
 
 const CONNECTIONS = 10;
@@ -36,11 +36,7 @@ export async function deepPage(target, seeded, { duration, rows, rounds }) {
   const headers = { authorization: `Bearer ${apiKey}` };
   const firstUrl = `${service.url}/v1/events?limit=20`;
   const deepUrl = `${firstUrl}&page=${page}`;
-  const load = async (url, seconds) => {
-    const result = await runAutocannon({ url, connections: CONNECTIONS, duration: seconds, headers });
-    if (result.non2xx > 0 || result.errors > 0) throw new Error(`deep page: ${result.non2xx} non-2xx, ${result.errors} errors from ${url}`);
-    return result;
-  };
+  const load = (url, seconds) => runAutocannonOk({ url, connections: CONNECTIONS, duration: seconds, headers });
   for (const url of [firstUrl, deepUrl]) await load(url, 1);
   const runs = [];
   for (let i = 0; i < rounds; i++) {
@@ -55,7 +51,7 @@ export async function deepPage(target, seeded, { duration, rows, rounds }) {
     name: `Deep page (events page at position ${rows.toLocaleString('en')} vs the first page)`,
     value: round(median(runs.map((r) => meanMs(r.deep))), 3),
     unit: 'ms mean latency',
-    extra: rounds > 1 ? `ratio by round ${runs.map((r) => round(r.ratio, 3)).join(', ')}` : undefined,
+    extra: ratiosByRound(runs),
     p99Ms: median(runs.map((r) => r.deep.latency.p99)),
     baseline: round(median(runs.map((r) => meanMs(r.first))), 3),
     baselineName: 'first page',

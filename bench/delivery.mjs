@@ -4,7 +4,7 @@ import { Pool } from 'undici';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
-import { cpuSeconds, median, round, sleep, startReceiver } from './lib.mjs';
+import { cpuSeconds, median, ratiosByRound, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
 
 const CONCURRENCY = 64;
@@ -112,14 +112,14 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
   }
   await receiver.stop();
   const ratio = median(runs.map((r) => r.ratio));
-  const byRound = runs.length > 1 ? `; ratio by round ${runs.map((r) => round(r.ratio, 3)).join(', ')}` : '';
+  const byRound = ratiosByRound(runs);
   return {
     name: `Delivery throughput (${count.toLocaleString('en')} pending deliveries, concurrency ${CONCURRENCY})`,
     value: round(median(runs.map((r) => r.rate)), 0),
     unit: 'deliveries/s',
     baseline: round(median(runs.map((r) => r.ceiling)), 0),
     baselineName: 'raw undici Pool, same signed bodies',
-    extra: `service CPU ${round(median(runs.map((r) => r.serviceCpuUs)), 0)} µs per delivery, raw client ${round(median(runs.map((r) => r.cpuPerRequestUs)), 0)} µs per request${byRound}`,
+    extra: `service CPU ${round(median(runs.map((r) => r.serviceCpuUs)), 0)} µs per delivery, raw client ${round(median(runs.map((r) => r.cpuPerRequestUs)), 0)} µs per request${byRound ? `; ${byRound}` : ''}`,
     ratio: round(ratio, 3),
     target: target.engine === 'postgres' ? 'ratio >= 0.40' : '(informative)',
     pass: target.engine === 'postgres' ? ratio >= 0.4 : true,

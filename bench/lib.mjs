@@ -97,6 +97,18 @@ export function runAutocannon(options) {
   });
 }
 
+/** runAutocannon, refusing a run in which any answer was not 2xx or any request failed. */
+export async function runAutocannonOk(options) {
+  const result = await runAutocannon(options);
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors from ${options.url}`);
+  return result;
+}
+
+/** "ratio by round a, b, c" for a run of several rounds; nothing for one. */
+export function ratiosByRound(runs) {
+  return runs.length > 1 ? `ratio by round ${runs.map((r) => round(r.ratio, 3)).join(', ')}` : undefined;
+}
+
 export function percentile(sorted, p) {
   if (sorted.length === 0) return null;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
