@@ -6,6 +6,7 @@ import type { AppContext } from './context.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { ErrorBody } from './http/errors.js';
 import { registerJsonParser } from './http/json-body.js';
+import { requestLogger } from './http/logger.js';
 import { checkRequestUrl } from './http/url.js';
 import { compileValidator } from './http/validation.js';
 import { newId } from './lib/ids.js';
@@ -22,6 +23,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   const { trustProxy } = ctx.config;
   const app: App = Fastify({
     logger: options.logger ?? false,
+    ...(options.logger ? { childLoggerFactory: requestLogger } : {}),
     bodyLimit: ctx.config.bodyLimitBytes,
     genReqId: () => newId('req'),
     requestIdHeader: false,

@@ -100,6 +100,10 @@ describe('secrets in logs and at rest', () => {
     expect(messages.filter((m) => m === 'incoming request').length).toBeGreaterThan(20);
     expect(messages.filter((m) => m === 'request completed').length).toBeGreaterThan(20);
     expect(t.app.log.level).toBe('trace');
+    // Every line a request writes carries its request id (the Request-Id header), from start to end.
+    const ids = (msg: string) => log.records.filter((r) => r.msg === msg).map((r) => r.reqId);
+    expect(ids('incoming request').every((id) => typeof id === 'string' && id.startsWith('req_'))).toBe(true);
+    expect(new Set(ids('request completed'))).toEqual(new Set(ids('incoming request')));
     // A URL holding a credential (a client's mistake) is logged with it replaced.
     expect(log.records.some((r) => String((r.req as { url?: string } | undefined)?.url).includes('/v1/products/[redacted]'))).toBe(true);
   });
