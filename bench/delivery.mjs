@@ -4,10 +4,13 @@ import { Pool } from 'undici';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
+import { DELIVERY_CHANNEL } from '../dist/webhooks/fanout.js';
 import { cpuSeconds, median, ratiosByRound, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
 
 const CONCURRENCY = 64;
+/** Deliveries the service makes before it is measured, as many as the raw client's warm-up requests. */
+const WARM_UP = 5_000;
 
 /** `count` pending deliveries (and their events), numbered from `from` so that rounds do not collide. */
 async function seedDeliveries(db, workspaceId, endpointId, from, count) {
@@ -63,27 +66,67 @@ async function pendingLeft(service, apiKey) {
   return (await res.json()).data.length;
 }
 
-/** One round: the raw ceiling over the seeded rows, then the service draining the same rows. */
-async function measure(target, seeded, receiver, secret, rows) {
-  const count = rows.length;
-  const { rate: ceiling, cpuPerRequestUs } = await rawUndici(receiver.url, secret, rows);
+/**
+ * The service draining `count` due rows: `wake` sets it going, `pending` says whether a row is left.
+ * Timed from the first arrival to the moment no row is pending: every outcome is recorded by then.
+ */
+async function drain(service, receiver, count, wake, pending) {
   await receiver.reset();
-
-  // PGlite has one writer: the service opens the folder only after this process lets go of it.
-  if (target.engine === 'pglite') await seeded.db.close();
-  const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY) });
   const cpuAtStart = cpuSeconds(service.child.pid);
-  while ((await pendingLeft(service, seeded.apiKey)) > 0) await sleep(100);
+  await wake();
+  while (await pending()) await sleep(100);
   const serviceCpuUs = ((cpuSeconds(service.child.pid) - cpuAtStart) * 1e6) / count;
-  // From the first arrival to the moment no row is pending: every outcome is recorded by then.
   const { count: received, first } = await receiver.stats();
-  const seconds = (Date.now() - first) / 1000;
-  const rss = service.peakRssMb();
-  await service.stop();
   await receiver.reset();
   if (received < count) throw new Error(`receiver saw ${received} of ${count} deliveries`);
-  const rate = count / seconds;
-  return { rate, ceiling, ratio: rate / ceiling, serviceCpuUs, cpuPerRequestUs, rss };
+  return { rate: count / ((Date.now() - first) / 1000), serviceCpuUs };
+}
+
+/**
+ * PostgreSQL: one service for every round, warmed up first on WARM_UP deliveries as the raw client
+ * is, so both sides are measured in their steady state. It polls only hourly, so the rows seeded
+ * for a round wait until the raw client is done and a NOTIFY (what a commit's fan-out sends) wakes it.
+ */
+async function postgresRounds(target, seeded, receiver, endpoint, secret, count, rounds) {
+  const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY), SVC_POLL_INTERVAL: '1h' });
+  const wake = () => seeded.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', 'bench')`);
+  const pending = async () => (await seeded.db.query(`SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1`)).length > 0;
+  const runs = [];
+  try {
+    await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, rounds * count + 1, WARM_UP);
+    const cold = await drain(service, receiver, WARM_UP, wake, pending);
+    for (let i = 0; i < rounds; i++) {
+      // Every round starts from the same state: the earlier deliveries gone, the new rows'
+      // statistics taken (as autovacuum would), then a checkpoint.
+      await seeded.db.query('TRUNCATE webhook_deliveries');
+      const rows = await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, i * count + 1, count);
+      await seeded.db.query('ANALYZE webhook_deliveries, events');
+      await settle(seeded.db);
+      const { rate: ceiling, cpuPerRequestUs } = await rawUndici(receiver.url, secret, rows);
+      const { rate, serviceCpuUs } = await drain(service, receiver, count, wake, pending);
+      runs.push({ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, cpuPerRequestUs });
+    }
+    return { runs, cold, rss: service.peakRssMb() };
+  } finally {
+    await service.stop();
+  }
+}
+
+/**
+ * PGlite: the service holds the only connection, so the rows are seeded before it starts and it is
+ * measured from a cold start, in one round.
+ */
+async function pgliteRound(target, seeded, receiver, endpoint, secret, count) {
+  const rows = await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, 1, count);
+  const { rate: ceiling, cpuPerRequestUs } = await rawUndici(receiver.url, secret, rows);
+  await seeded.db.close();
+  const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY) });
+  try {
+    const { rate, serviceCpuUs } = await drain(service, receiver, count, async () => {}, async () => (await pendingLeft(service, seeded.apiKey)) > 0);
+    return { runs: [{ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, cpuPerRequestUs }], cold: null, rss: service.peakRssMb() };
+  } finally {
+    await service.stop();
+  }
 }
 
 /**
@@ -95,21 +138,15 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
   const receiver = await startReceiver();
   const box = new SecretBox(Buffer.from(MASTER_KEY, 'hex'));
   const { row: endpoint, secret } = await createEndpoint(seeded.db, box, { workspaceId: seeded.workspaceId, url: receiver.url, subscribedEvents: ['product.*'] }, new Date());
-  // The raw client and the receiver warm up first (their processes live through every round; the
-  // service starts afresh in each), so the first round's ceiling is not a cold one.
-  const warmUp = Array.from({ length: 5_000 }, (_, i) => ({ id: `whd_warmup${i}`, body: JSON.stringify({ id: `evt_warmup${i}`, type: 'ping' }) }));
+  // The raw client and the receiver warm up first (their processes live through every round), so
+  // the first round's ceiling is not a cold one; the service warms up likewise (postgresRounds).
+  const warmUp = Array.from({ length: WARM_UP }, (_, i) => ({ id: `whd_warmup${i}`, body: JSON.stringify({ id: `evt_warmup${i}`, type: 'ping' }) }));
   await rawUndici(receiver.url, secret, warmUp);
   await receiver.reset();
-  const runs = [];
-  for (let i = 0; i < (target.engine === 'postgres' ? rounds : 1); i++) {
-    // Every round starts from the same state: the earlier round's deliveries gone, the new rows'
-    // statistics taken (as autovacuum would), then a checkpoint.
-    if (i > 0) await seeded.db.query('TRUNCATE webhook_deliveries');
-    const rows = await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, i * count + 1, count);
-    if (target.engine === 'postgres') await seeded.db.query('ANALYZE webhook_deliveries, events');
-    await settle(seeded.db);
-    runs.push(await measure(target, seeded, receiver, secret, rows));
-  }
+  const { runs, cold, rss } =
+    target.engine === 'postgres'
+      ? await postgresRounds(target, seeded, receiver, endpoint, secret, count, rounds)
+      : await pgliteRound(target, seeded, receiver, endpoint, secret, count);
   await receiver.stop();
   const ratio = median(runs.map((r) => r.ratio));
   const byRound = ratiosByRound(runs);
@@ -119,11 +156,17 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
     unit: 'deliveries/s',
     baseline: round(median(runs.map((r) => r.ceiling)), 0),
     baselineName: 'raw undici Pool, same signed bodies',
-    extra: `service CPU ${round(median(runs.map((r) => r.serviceCpuUs)), 0)} µs per delivery, raw client ${round(median(runs.map((r) => r.cpuPerRequestUs)), 0)} µs per request${byRound ? `; ${byRound}` : ''}`,
+    extra: [
+      `service CPU ${round(median(runs.map((r) => r.serviceCpuUs)), 0)} µs per delivery, raw client ${round(median(runs.map((r) => r.cpuPerRequestUs)), 0)} µs per request`,
+      cold ? `its first ${WARM_UP.toLocaleString('en')} after start (warm-up, not counted): ${round(cold.rate, 0)}/s at ${round(cold.serviceCpuUs, 0)} µs` : 'from a cold start',
+      byRound,
+    ]
+      .filter(Boolean)
+      .join('; '),
     ratio: round(ratio, 3),
     target: target.engine === 'postgres' ? 'ratio >= 0.40' : '(informative)',
     pass: target.engine === 'postgres' ? ratio >= 0.4 : true,
-    peakRssMb: Math.max(...runs.map((r) => r.rss ?? 0)),
+    peakRssMb: rss,
     rounds: runs.map((r) => ({ rate: round(r.rate, 0), ceiling: round(r.ceiling, 0), ratio: round(r.ratio, 3) })),
   };
 }
