@@ -125,6 +125,7 @@ export async function startReceiver() {
     ...proc,
     url: `${base}/hook`,
     stats: async () => (await fetch(`${base}/stats`)).json(),
+    count: async () => (await fetch(`${base}/count`)).json(),
     reset: () => fetch(`${base}/reset`, { method: 'POST' }),
   };
 }

@@ -1,5 +1,6 @@
 // The webhook receiver of the benchmark, in its own process: answers 204, counts deliveries and,
-// from each body's `created`, the time from the change to its arrival. GET /stats reports; POST /reset clears.
+// from each body's `created`, the time from the change to its arrival. GET /stats reports (GET /count,
+// cheaply, only the count and the first arrival); POST /reset clears.
 import { createServer } from 'node:http';
 
 let count = 0;
@@ -12,6 +13,11 @@ const server = createServer((req, res) => {
     const at = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : null);
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ count, first, samples: sorted.length, p50: at(50), p95: at(95), p99: at(99), max: sorted.at(-1) ?? null }));
+    return;
+  }
+  if (req.method === 'GET' && req.url === '/count') {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ count, first }));
     return;
   }
   if (req.method === 'POST' && req.url === '/reset') {
