@@ -16,7 +16,7 @@ import { openSeeded, settle } from './service.mjs';
 const quick = process.argv.includes('--quick');
 const settings = quick
   ? { duration: 3, rows: 100_000, deliveries: 5_000, rounds: 1 }
-  : { duration: 10, rows: 1_000_000, deliveries: 50_000, rounds: 3 };
+  : { duration: 10, rows: 1_000_000, deliveries: 50_000, rounds: 5 };
 
 async function machine() {
   const client = new pg.Client({ connectionString: PG_URL });
