@@ -81,11 +81,12 @@ async function drain(service, receiver, count, wake, pending) {
     if ((arrived >= count || polls % 20 === 0) && !(await pending())) break;
     await sleep(arrived >= count ? 20 : 100);
   }
+  const ended = Date.now();
   const serviceCpuUs = ((cpuSeconds(service.child.pid) - cpuAtStart) * 1e6) / count;
-  const { count: received, first } = await receiver.stats();
+  const { count: received, first } = await receiver.count();
   await receiver.reset();
   if (received < count) throw new Error(`receiver saw ${received} of ${count} deliveries`);
-  return { rate: count / ((Date.now() - first) / 1000), serviceCpuUs };
+  return { rate: count / ((ended - first) / 1000), serviceCpuUs };
 }
 
 /**
