@@ -29,12 +29,38 @@ function prepared(sql: string, params?: unknown[]): pg.QueryConfig {
   return { name, text: sql, values: params };
 }
 
+/**
+ * Settings of every connection. Each statement here is built to be driven by an index (a key, a
+ * keyset page, the due-deliveries index). A named statement's generic plan is cached per connection,
+ * and a plan cached while a table was new or small can be a sequential scan, kept while the table
+ * grows until the next ANALYZE: on a fresh install under load, every outcome write read the whole
+ * deliveries table for its first minute. `enable_seqscan = off` keeps such plans on their indexes; a
+ * statement with no index to use still scans (it is a cost, not a ban). That cost is a huge number
+ * added to the plan's estimate, which would cross the JIT threshold and compile such a statement
+ * to machine code on every run (about 20 ms for a scan of a tiny table): `jit = off`, which no
+ * statement of a service answering in milliseconds wants anyway.
+ */
+const SETTINGS = '-c enable_seqscan=off -c jit=off';
+
+/**
+ * The connection string with SETTINGS, then PGOPTIONS and the string's own `options`, then the
+ * schema's search path, as its `options`: node-pg would let any one of them replace the others, and
+ * later settings win, so an operator's own choice outranks ours.
+ */
+export function withSettings(url: string, schema?: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  const options = [SETTINGS, process.env.PGOPTIONS, parsed.searchParams.get('options'), schema ? `-c search_path=${schema}` : null];
+  parsed.searchParams.set('options', options.filter((o) => o && o.trim()).join(' '));
+  return parsed.toString();
+}
+
 export async function openPostgres(options: PostgresOptions): Promise<Db> {
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.poolSize ?? 10,
-    options: options.schema ? `-c search_path=${options.schema}` : undefined,
-  });
+  const pool = new pg.Pool({ connectionString: withSettings(options.url, options.schema), max: options.poolSize ?? 10 });
   // An idle client that loses its connection must not take the process down.
   pool.on('error', () => {});
   const handlers = new Map<string, Set<(payload: string) => void>>();

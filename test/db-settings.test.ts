@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../src/db/db.js';
+import { openPostgres, withSettings } from '../src/db/postgres.js';
+import { ManualClock } from '../src/lib/clock.js';
+import { createContext } from '../src/runtime.js';
+import { DeliveryWorker } from '../src/webhooks/engine/worker.js';
+import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
+import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { addEndpoint, createProduct, deliveriesOf } from './helpers/delivery.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
+
+describe('connection settings', () => {
+  const saved = process.env.PGOPTIONS;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.PGOPTIONS;
+    else process.env.PGOPTIONS = saved;
+  });
+
+  it('keeps the service\'s settings, then PGOPTIONS, the URL\'s own options and the schema, later ones winning', () => {
+    process.env.PGOPTIONS = '-c work_mem=8MB';
+    const url = withSettings(`postgres://svc@db.example:5432/app?sslmode=require&options=${encodeURIComponent('-c statement_timeout=5s')}`, 's1');
+    const parsed = new URL(url);
+    expect(parsed.searchParams.get('sslmode')).toBe('require');
+    expect(parsed.searchParams.get('options')).toBe('-c enable_seqscan=off -c jit=off -c work_mem=8MB -c statement_timeout=5s -c search_path=s1');
+    delete process.env.PGOPTIONS;
+    expect(new URL(withSettings('postgres://svc@db.example/app')).searchParams.get('options')).toBe('-c enable_seqscan=off -c jit=off');
+  });
+
+  it.skipIf(ENGINE === 'pglite')('applies them on the server, with an operator\'s own setting outranking the service\'s (PostgreSQL)', async () => {
+    const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent('-c statement_timeout=7s')}`;
+    const db = await openPostgres({ url });
+    try {
+      const [row] = await db.query<{ seqscan: string; jit: string; timeout: string }>(
+        "SELECT current_setting('enable_seqscan') AS seqscan, current_setting('jit') AS jit, current_setting('statement_timeout') AS timeout",
+      );
+      expect(row).toEqual({ seqscan: 'off', jit: 'off', timeout: '7s' });
+      // A scan with no index to use carries the disabled scan's cost; it must not be compiled for it.
+      const plan = await db.query<{ 'QUERY PLAN': string }>('EXPLAIN (ANALYZE, FORMAT TEXT) SELECT relname FROM pg_class ORDER BY 1');
+      expect(plan.map((line) => line['QUERY PLAN']).join('\n')).not.toMatch(/JIT/);
+    } finally {
+      await db.close();
+    }
+    const overridden = await openPostgres({ url: `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent('-c enable_seqscan=on')}` });
+    try {
+      expect(await overridden.query('SHOW enable_seqscan')).toEqual([{ enable_seqscan: 'on' }]);
+    } finally {
+      await overridden.close();
+    }
+  });
+});
+
+/**
+ * A named statement's generic plan is cached per connection. Cached while the deliveries table was
+ * new, the outcome write's plan was a sequential scan, kept as the table grew: every write read the
+ * whole table until an ANALYZE (src/db/postgres.ts).
+ */
+describe.skipIf(ENGINE === 'pglite')('plans cached while a table is new (PostgreSQL)', () => {
+  const clock = new ManualClock();
+  const masterKey = randomBytes(32);
+  let t: TestApp;
+  let receiver: Receiver;
+  let single: Db;
+  beforeAll(async () => {
+    t = await startTestApp({ clock, masterKey, config: { allowPrivateTargets: true } });
+    receiver = await startReceiver();
+    // One connection, so the worker's statements and the statistics flushes share one backend.
+    single = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema!, poolSize: 1 });
+  });
+  afterAll(async () => {
+    await single?.close();
+    await receiver?.close();
+    await t?.close();
+  });
+
+  async function tuplesReadByScans(): Promise<number> {
+    await single.query('SELECT pg_stat_force_next_flush()');
+    const [row] = await single.query<{ read: number }>(
+      "SELECT coalesce(seq_tup_read, 0)::int AS read FROM pg_stat_user_tables WHERE relid = 'webhook_deliveries'::regclass",
+    );
+    return row.read;
+  }
+
+  it('keeps the outcome write on the primary key as the deliveries table grows', async () => {
+    const ctx = createContext(testConfig({ allowPrivateTargets: true }), single, masterKey, clock);
+    const worker = new DeliveryWorker(ctx, { onError: (error) => expect.fail(String(error)) });
+    const { id: endpointId } = await addEndpoint(t, receiver.url);
+    try {
+      // Eight claims and outcome writes on the new table: from the sixth on, a generic plan is cached.
+      for (let i = 0; i < 8; i++) {
+        await createProduct(t, `Hat ${i}`);
+        expect(await worker.runDue()).toBe(1);
+      }
+      await t.ctx.db.query(
+        `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, created_at)
+         SELECT 'whd_' || lpad(to_hex(g), 26, '0'), $1, $2, 'evt_old', 'product.created', 'success', 1, $3
+           FROM generate_series(1, 20000) AS g`,
+        [t.demo.workspaces[0].id, endpointId, clock.now()],
+      );
+
+      const before = await tuplesReadByScans();
+      await createProduct(t, 'Last hat');
+      expect(await worker.runDue()).toBe(1);
+      const read = (await tuplesReadByScans()) - before;
+      // A scan of the table reads its 20,000 rows and more.
+      expect(read).toBeLessThan(1000);
+      expect((await deliveriesOf(t, endpointId)).filter((r) => r.event_id !== 'evt_old').every((r) => r.status === 'success')).toBe(true);
+    } finally {
+      await worker.stop();
+      await ctx.rateLimits.close();
+    }
+  });
+});
