@@ -46,7 +46,7 @@ export function createContext(
 ): AppContext {
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
-  return { config, db, clock, secrets, rateLimits, credentials: new CredentialCache(), notifier: new DeliveryNotifier(db), reads: new ReadCoalescer(db.engine === 'pglite'), cursors: new CursorCodec(secrets.deriveKey('cursor')) };
+  return { config, db, clock, secrets, rateLimits, credentials: new CredentialCache(), notifier: new DeliveryNotifier(db, clock, config.leaseMs), reads: new ReadCoalescer(db.engine === 'pglite'), cursors: new CursorCodec(secrets.deriveKey('cursor')) };
 }
 
 export async function openContext(config: Config): Promise<AppContext> {

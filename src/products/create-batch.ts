@@ -1,7 +1,9 @@
 import type { Db, Queryable } from '../db/db.js';
 import { buildEvent } from '../events/store.js';
 import { idTimePrefix, newId } from '../lib/ids.js';
-import { fanOutCtes, subscriptionPatterns } from '../webhooks/fanout.js';
+import { fanOutCtes, handOffValues, subscriptionPatterns } from '../webhooks/fanout.js';
+import type { HandOff } from '../webhooks/handoff.js';
+import type { DeliveryNotifier, FanOutResult } from '../webhooks/notifier.js';
 import type { ProductCreateInput } from './schemas.js';
 import { PRODUCT_COLUMNS, productSubject, type ProductRow } from './store.js';
 
@@ -26,9 +28,9 @@ interface Creation {
 }
 
 /**
- * Every product, its `product.created` event and the event's deliveries (the shared fan-out), for a
- * whole batch, in one statement: atomic like the single write of mutateAndEmit, with one commit for
- * the batch.
+ * Every product, its `product.created` event and the event's deliveries (the shared fan-out, with
+ * hand-off), for a whole batch, in one statement: atomic like the single write of mutateAndEmit, with
+ * one commit for the batch. The fan-out's result comes back once, on the first row.
  */
 const CREATE_BATCH = `WITH input AS MATERIALIZED (
      SELECT * FROM jsonb_to_recordset($1::jsonb) AS i (
@@ -41,8 +43,13 @@ const CREATE_BATCH = `WITH input AS MATERIALIZED (
    ), logged AS (
      INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
      SELECT event_id, workspace_id, 'product.created', 'product', id, event_body, at FROM input
-   ), ${fanOutCtes(`(SELECT workspace_id, event_id, 'product.created' AS event_type, at, delivery_prefix, $2::text[] AS patterns FROM input)`, false)}
-   SELECT created.*, (SELECT pending FROM fanout) AS fanout_pending FROM created`;
+   ), ${fanOutCtes(
+     `(SELECT workspace_id, event_id, 'product.created' AS event_type, at, delivery_prefix, $2::text[] AS patterns,
+              $3::timestamptz AS lease, $4::int AS slots FROM input)`,
+     false,
+     true,
+   )}
+   SELECT created.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT row_to_json(fanout) FROM fanout) END AS fanout FROM created`;
 
 export function creationRow(workspaceId: string, input: ProductCreateInput, now: Date): CreationRow {
   const id = newId('prd', now);
@@ -63,9 +70,11 @@ export function creationRow(workspaceId: string, input: ProductCreateInput, now:
   };
 }
 
-/** Writes the creations in one statement; `fanout_pending` counts the batch's deliveries due now. */
-export function insertCreations(q: Queryable, rows: CreationRow[]): Promise<(ProductRow & { fanout_pending: number })[]> {
-  return q.query(CREATE_BATCH, [JSON.stringify(rows), subscriptionPatterns('product.created')]);
+export type CreatedRow = ProductRow & { fanout: FanOutResult | null };
+
+/** Writes the creations in one statement, handing deliveries over under `handOff`; the first row has the fan-out's result. */
+export function insertCreations(q: Queryable, rows: CreationRow[], handOff: HandOff | null = null): Promise<CreatedRow[]> {
+  return q.query(CREATE_BATCH, [JSON.stringify(rows), subscriptionPatterns('product.created'), ...handOffValues(handOff)]);
 }
 
 /**
@@ -81,8 +90,8 @@ export class ProductCreations {
 
   constructor(
     private readonly db: Db,
-    /** Wakes delivery workers after a batch committed pending deliveries. */
-    private readonly wake: () => void,
+    /** Hands a batch's deliveries to this process's workers, or wakes workers for them. */
+    private readonly notifier: DeliveryNotifier,
   ) {}
 
   create(workspaceId: string, input: ProductCreateInput, now: Date): Promise<ProductRow> {
@@ -111,18 +120,21 @@ export class ProductCreations {
   }
 
   private async write(batch: Creation[]): Promise<void> {
-    let rows: (ProductRow & { fanout_pending: number })[];
+    const handOff = this.notifier.handOff(batch.length);
+    let rows: CreatedRow[];
     try {
-      rows = await insertCreations(this.db, batch.map((c) => c.row));
+      rows = await insertCreations(this.db, batch.map((c) => c.row), handOff);
     } catch (error) {
+      handOff?.cancel();
       if (batch.length === 1) return batch[0].reject(error);
       for (const creation of batch) await this.write([creation]);
       return;
     }
-    if (rows[0]?.fanout_pending > 0) this.wake();
+    const bodies = new Map(batch.map((c) => [c.row.event_id, c.row.event_body]));
+    this.notifier.committed(handOff, batch.length, rows[0]?.fanout ?? undefined, (eventId) => bodies.get(eventId));
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const creation of batch) {
-      const { fanout_pending: _, ...row } = byId.get(creation.row.id)!;
+      const { fanout: _, ...row } = byId.get(creation.row.id)!;
       creation.resolve(row);
     }
   }

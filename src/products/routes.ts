@@ -21,7 +21,7 @@ const creationsOf = new WeakMap<AppContext, ProductCreations>();
 function creationsFor(ctx: AppContext): ProductCreations {
   let creations = creationsOf.get(ctx);
   if (!creations) {
-    creations = new ProductCreations(ctx.db, () => ctx.notifier.poke());
+    creations = new ProductCreations(ctx.db, ctx.notifier);
     creationsOf.set(ctx, creations);
   }
   return creations;
@@ -36,7 +36,6 @@ function checkCurrency(price: { currency: string } | null | undefined): void {
 }
 
 export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
-  const wake = () => ctx.notifier.poke();
   const creations = creationsFor(ctx);
   const productParams = mount.params({ productId: IdParam('Product id (prd_...).') });
   const common = { tags: ['Products'], headers: WorkspaceHeader };
@@ -93,7 +92,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
         type: 'product.updated',
         subject: productSubject(productId),
         at: now,
-      }, wake);
+      }, ctx.notifier);
       if (!row) throw notFound('product');
       return toView(row);
     },
@@ -112,7 +111,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
         type: 'product.deleted',
         subject: productSubject(productId),
         at: now,
-      }, wake);
+      }, ctx.notifier);
       if (deleted.length === 0) throw notFound('product');
       return { id: productId, deleted: true as const };
     },

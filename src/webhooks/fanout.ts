@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import type { StoredEvent } from '../events/store.js';
 import { idTimePrefix } from '../lib/ids.js';
+import type { HandOff } from './handoff.js';
 
 export const DELIVERY_CHANNEL = 'webhook_deliveries';
 
@@ -18,39 +19,67 @@ export function subscriptionPatterns(type: string): string[] {
  * (timestamptz), delivery_prefix and patterns (text[], the subscription patterns that match the
  * type). `targets` pairs each event with its subscribed endpoints, `fanned` writes one delivery row
  * each (`pending` and due now for active endpoints, `disabled` and never sent for inactive ones)
- * and `fanout` counts the pending rows and, with `notify`, NOTIFYs workers (delivered at commit, so
- * a rolled-back change wakes nobody; see notifier.ts for why hot paths wake workers after commit).
+ * and `fanout` counts the pending rows due now and, with `notify`, NOTIFYs workers (delivered at
+ * commit, so a rolled-back change wakes nobody; see notifier.ts for why hot paths wake workers after
+ * commit).
+ *
+ * With `handOff`, `events` also has `lease` (timestamptz) and `slots` (int, the same on every row):
+ * up to `slots` of the pending rows are written already claimed, their next_attempt_at being the
+ * lease, and `fanout.handed` returns them (JSON, see handoff.ts) for a worker of this process to
+ * send once the statement has committed. A handed row is told apart by next_attempt_at after its
+ * creation: a row due now has next_attempt_at = created_at.
  */
-export function fanOutCtes(events: string, notify: boolean): string {
+export function fanOutCtes(events: string, notify: boolean, handOff = false): string {
+  const lease = handOff
+    ? `, CASE WHEN w.active AND row_number() OVER (PARTITION BY w.active) <= ev.slots THEN ev.lease END AS lease`
+    : ', NULL::timestamptz AS lease';
   return `targets AS (
-       SELECT ev.workspace_id, ev.event_id, ev.event_type, ev.at, ev.delivery_prefix, w.id AS endpoint_id, w.active
+       SELECT ev.workspace_id, ev.event_id, ev.event_type, ev.at, ev.delivery_prefix, w.id AS endpoint_id, w.active${lease}
          FROM ${events} ev
          JOIN webhook_endpoints w ON w.workspace_id = ev.workspace_id AND w.deleted_at IS NULL AND w.subscribed_events && ev.patterns
      ), fanned AS (
        INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
        SELECT t.delivery_prefix || substr(md5(random()::text || t.endpoint_id), 1, 16), t.workspace_id, t.endpoint_id, t.event_id, t.event_type,
               CASE WHEN t.active THEN 'pending' ELSE 'disabled' END, 0,
-              CASE WHEN t.active THEN t.at END, t.at
+              CASE WHEN t.active THEN coalesce(t.lease, t.at) END, t.at
          FROM targets t
-       RETURNING status
-     ), fanout AS (
-       SELECT c.pending${notify ? `, CASE WHEN c.pending > 0 THEN pg_notify('${DELIVERY_CHANNEL}', '')::text END AS notified` : ''}
-         FROM (SELECT count(*)::int AS pending FROM fanned WHERE status = 'pending') c
+       RETURNING id, workspace_id, endpoint_id, event_id, event_type, status, next_attempt_at, created_at
+     ), ${
+       handOff
+         ? `handed AS (
+       SELECT f.id, f.workspace_id, f.endpoint_id, f.event_id, f.event_type, w.url, w.consecutive_failures,
+              w.secret_enc, w.previous_secret_enc, w.previous_secret_expires_at
+         FROM fanned f JOIN webhook_endpoints w ON w.id = f.endpoint_id
+        WHERE f.status = 'pending' AND f.next_attempt_at > f.created_at
+     ), `
+         : ''
+     }fanout AS (
+       SELECT c.pending${handOff ? ', (SELECT json_agg(handed) FROM handed) AS handed' : ''}${
+         notify ? `, CASE WHEN c.pending > 0 THEN pg_notify('${DELIVERY_CHANNEL}', '')::text END AS notified` : ''
+       }
+         FROM (SELECT count(*)::int AS pending FROM fanned WHERE status = 'pending' AND next_attempt_at = created_at) c
      )`;
 }
 
 /**
- * One event as the `events` of fanOutCtes, from the six parameters of fanOutValues (workspace id,
- * event id, type, time, subscription patterns, id prefix). With `gate`, the name of a CTE, the event
- * is fanned out only if that CTE has a row (the event's own insert).
+ * One event as the `events` of fanOutCtes, from the parameters of fanOutValues (workspace id, event
+ * id, type, time, subscription patterns, id prefix, then with `handOff` the lease and the slots).
+ * With `gate`, the name of a CTE, the event is fanned out only if that CTE has a row (the event's
+ * own insert).
  */
-export function singleEvent(p: (i: number) => string, gate: string | null): string {
+export function singleEvent(p: (i: number) => string, gate: string | null, handOff = false): string {
+  const lease = handOff ? `, ${p(7)}::timestamptz AS lease, ${p(8)}::int AS slots` : '';
   return `(SELECT ${p(1)}::text AS workspace_id, ${p(2)}::text AS event_id, ${p(3)}::text AS event_type,
-                  ${p(4)}::timestamptz AS at, ${p(6)}::text AS delivery_prefix, ${p(5)}::text[] AS patterns${gate ? ` FROM ${gate}` : ''})`;
+                  ${p(4)}::timestamptz AS at, ${p(6)}::text AS delivery_prefix, ${p(5)}::text[] AS patterns${lease}${gate ? ` FROM ${gate}` : ''})`;
 }
 
 export function fanOutValues(event: StoredEvent): unknown[] {
   return [event.workspaceId, event.id, event.type, event.createdAt, subscriptionPatterns(event.type), idTimePrefix('whd', event.createdAt)];
+}
+
+/** The lease and slot parameters of a fan-out with hand-off (none reserved: no row is handed). */
+export function handOffValues(handOff: HandOff | null): [Date | null, number] {
+  return handOff ? [handOff.lease, handOff.slots] : [null, 0];
 }
 
 /** Fans out an event already stored in this transaction, in one round trip, notifying at commit. */

@@ -1,32 +1,76 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/db.js';
+import type { Clock } from '../lib/clock.js';
 import { DELIVERY_CHANNEL } from './fanout.js';
+import { HandOff, type HandedRow, type LocalWorker } from './handoff.js';
+
+/** What a write's fan-out reports once committed. */
+export interface FanOutResult {
+  /** Pending rows due now: another worker must claim them. */
+  pending: number;
+  /** Rows written already claimed under the write's hand-off (none without one). */
+  handed: HandedRow[] | null;
+}
 
 /**
- * Wakes delivery workers after a committed write, coalescing wake-ups. A NOTIFY inside a write's
- * transaction takes PostgreSQL's notification-queue lock at commit, which serialises every such
- * commit (no group commit): it capped ingest. Instead, writes commit without NOTIFY and poke this:
- * workers of this process are woken at once, and at most one NOTIFY per process is in flight for
- * the others (pokes arriving meanwhile are folded into one more). If the process dies between a
- * commit and its NOTIFY, the workers' polling finds the rows.
+ * The link between a process's writes and its delivery workers.
+ *
+ * Before a write, handOff() reserves slots in a local worker, so the write can insert that many
+ * deliveries already claimed and hand them over when it commits (see handoff.ts). After the write,
+ * committed() gives them to the worker and wakes workers for whatever is left due.
+ *
+ * Wake-ups are coalesced. A NOTIFY inside a write's transaction takes PostgreSQL's
+ * notification-queue lock at commit, which serialises every such commit (no group commit): it
+ * capped ingest. Instead, writes commit without NOTIFY and poke this: workers of this process are
+ * woken at once, and at most one NOTIFY per process is in flight for the others (pokes arriving
+ * meanwhile are folded into one more). If the process dies between a commit and its NOTIFY, the
+ * workers' polling finds the rows.
  */
 export class DeliveryNotifier {
   /** The payload of this process's NOTIFYs: its own workers, woken already, skip them. */
   readonly origin = randomBytes(8).toString('hex');
-  private readonly local = new Set<() => void>();
+  private readonly local = new Set<LocalWorker>();
   private sending = false;
   private again = false;
+  /** The most deliveries one event of this process has fanned out to: sizes each reservation. */
+  private perEvent = 1;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly leaseMs: number,
+  ) {}
 
   /** Workers of this process register here besides LISTEN. */
-  subscribe(wake: () => void): () => void {
-    this.local.add(wake);
-    return () => this.local.delete(wake);
+  subscribe(worker: LocalWorker): () => void {
+    this.local.add(worker);
+    return () => this.local.delete(worker);
+  }
+
+  /**
+   * Reserves slots for the deliveries of a write of `events` events, in the first local worker that
+   * has any free; null when none has (or none runs here). Settle or cancel what it returns.
+   */
+  handOff(events: number): HandOff | null {
+    const wanted = events * this.perEvent;
+    for (const worker of this.local) {
+      const slots = worker.reserve(wanted);
+      if (slots > 0) return new HandOff(new Date(this.clock.now().getTime() + this.leaseMs), slots, worker);
+    }
+    return null;
+  }
+
+  /** A write of `events` events committed with this fan-out: hand its rows over, wake for the rest. */
+  committed(handOff: HandOff | null, events: number, result: FanOutResult | undefined, bodyOf: (eventId: string) => string | undefined): void {
+    const handed = result?.handed ?? [];
+    handOff?.settle(handed, bodyOf);
+    const pending = result?.pending ?? 0;
+    if (events > 0) this.perEvent = Math.max(this.perEvent, Math.ceil((handed.length + pending) / events));
+    if (pending > 0) this.poke();
   }
 
   poke(): void {
-    for (const wake of this.local) wake();
+    for (const worker of this.local) worker.wake();
     if (this.sending) {
       this.again = true;
       return;

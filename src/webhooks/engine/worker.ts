@@ -1,6 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { AppContext } from '../../context.js';
 import { DELIVERY_CHANNEL } from '../fanout.js';
+import type { LocalWorker } from '../handoff.js';
 import { runAttempt, type Outcome } from './attempt.js';
 import { claimDue, releaseClaims, type ClaimedDelivery } from './claim.js';
 import { recordOutcomes } from './outcome.js';
@@ -23,14 +24,16 @@ export function createSender(ctx: AppContext): Sender {
 }
 
 /**
- * Claims due deliveries and sends them, up to `concurrency` at a time. It wakes on NOTIFY (sent by
- * the fan-out at commit) and, as a fallback and for retries coming due, every SVC_POLL_INTERVAL.
+ * Claims due deliveries and sends them, up to `concurrency` at a time. Writes of its own process
+ * hand it their new deliveries directly, already claimed (see handoff.ts), while it has room; for
+ * everything else it wakes on NOTIFY (sent after commits) and, as a fallback and for retries coming
+ * due, every SVC_POLL_INTERVAL.
  * Outcomes are written in batches (whatever finished while the previous write ran), which keeps
  * the database round trips per delivery low under load, and a slot takes the next row as soon as
  * its request is done rather than after the write. stop() lets in-flight attempts finish and
  * writes their outcomes; anything still claimed by a worker that dies comes back after the lease.
  */
-export class DeliveryWorker {
+export class DeliveryWorker implements LocalWorker {
   private readonly sender: Sender;
   private readonly ownsSender: boolean;
   private readonly concurrency: number;
@@ -38,6 +41,9 @@ export class DeliveryWorker {
   private readonly inFlight = new Set<Promise<void>>();
   /** Claimed, not yet started (at most one round of `concurrency` beyond the free slots). */
   private ready: ClaimedDelivery[] = [];
+  /** Slots set aside for writes of this process that will hand rows over (see handoff.ts). */
+  private reserved = 0;
+  private reservationsSettled: (() => void) | null = null;
   private queue: Outcome[] = [];
   private readonly writers = new Set<Promise<void>>();
   private writeScheduled = false;
@@ -63,8 +69,8 @@ export class DeliveryWorker {
     const unlisten = await this.ctx.db.listen(DELIVERY_CHANNEL, (origin) => {
       if (origin !== this.ctx.notifier.origin) this.kick();
     });
-    // Writes of this very process wake it directly, without a round trip through the database.
-    const unsubscribe = this.ctx.notifier.subscribe(() => this.kick());
+    // Writes of this very process hand rows over or wake it directly, without the database.
+    const unsubscribe = this.ctx.notifier.subscribe(this);
     this.unlisten = async () => {
       unsubscribe();
       await unlisten();
@@ -81,6 +87,8 @@ export class DeliveryWorker {
     await this.unlisten?.().catch((error) => this.onError(error, 'unlisten'));
     this.unlisten = null;
     await this.pumping;
+    // Writes that reserved slots here hand their rows over when they return: wait for them.
+    if (this.reserved > 0) await new Promise<void>((resolve) => (this.reservationsSettled = resolve));
     const unstarted = this.ready.splice(0);
     await releaseClaims(this.ctx.db, unstarted, this.ctx.clock.now()).catch((error) => this.onError(error, 'release'));
     await Promise.allSettled([...this.inFlight]);
@@ -102,6 +110,30 @@ export class DeliveryWorker {
       const outcomes = await Promise.all(rows.map((row) => runAttempt(this.ctx, this.sender, row)));
       await recordOutcomes(this.ctx, outcomes);
       await yieldToEventLoop();
+    }
+  }
+
+  wake(): void {
+    this.kick();
+  }
+
+  reserve(max: number): number {
+    if (!this.running) return 0;
+    const slots = Math.min(max, this.claimable());
+    if (slots <= 0) return 0;
+    this.reserved += slots;
+    return slots;
+  }
+
+  /** Rows adopted after stop() began are handed back by stop(), with those claimed ahead. */
+  adopt(rows: ClaimedDelivery[], reserved: number): void {
+    this.reserved -= reserved;
+    this.ready.push(...rows);
+    this.startReady();
+    this.maybeClaimMore();
+    if (this.reserved === 0 && this.reservationsSettled) {
+      this.reservationsSettled();
+      this.reservationsSettled = null;
     }
   }
 
@@ -159,11 +191,12 @@ export class DeliveryWorker {
    * How many rows to claim now: enough for every free slot plus one round ahead, so a slot whose
    * request ends starts its next row at once instead of waiting for a claim's round trip. A slot is
    * free as soon as its request is done; the row stays claimed (leased) until its outcome is
-   * written. Claiming waits while writes lag behind by more than two full rounds.
+   * written. Slots reserved for hand-offs count as taken. Claiming waits while writes lag behind by
+   * more than two full rounds.
    */
   private claimable(): number {
     if (this.queue.length + this.writingCount > 2 * this.concurrency) return 0;
-    return 2 * this.concurrency - this.inFlight.size - this.ready.length;
+    return 2 * this.concurrency - this.inFlight.size - this.ready.length - this.reserved;
   }
 
   /** A worker that stopped claiming claims again once a quarter of a round can be taken. */

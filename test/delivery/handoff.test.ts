@@ -1,0 +1,169 @@
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config.js';
+import { ManualClock, type Clock } from '../../src/lib/clock.js';
+import { creationRow, insertCreations } from '../../src/products/create-batch.js';
+import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import { HandOff } from '../../src/webhooks/handoff.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { addEndpoint, createProduct, deliveriesOf, eventually, testWorker } from '../helpers/delivery.js';
+import { startReceiver, type Behaviour } from '../helpers/receiver.js';
+
+// Polling is set to an hour: a delivery that arrives came by hand-off or a wake-up, not a poll.
+const NO_POLL = { allowPrivateTargets: true, pollIntervalMs: 3_600_000 };
+const CLAIM = /FOR UPDATE SKIP LOCKED/;
+
+/** Records every statement run through the app's database and, for claims, how many rows each took. */
+function recordStatements(t: TestApp): { sql: string; rows: number }[] {
+  const log: { sql: string; rows: number }[] = [];
+  const query = t.ctx.db.query.bind(t.ctx.db);
+  t.ctx.db.query = (async (sql: string, params?: unknown[]) => {
+    const rows = await query(sql, params);
+    log.push({ sql, rows: rows.length });
+    return rows;
+  }) as typeof t.ctx.db.query;
+  return log;
+}
+
+/** Writes deliveries straight to a worker of the same process (src/webhooks/handoff.ts). */
+describe('direct hand-off of new deliveries', () => {
+  const cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+
+  async function setup(config: Partial<Config> = NO_POLL, clock?: Clock, script?: (r: unknown, i: number) => Behaviour) {
+    const t = await startTestApp({ config, clock });
+    cleanup.push(() => t.close());
+    const receiver = await startReceiver(script);
+    cleanup.push(() => receiver.close());
+    return { t, receiver };
+  }
+
+  async function started(t: TestApp, concurrency?: number) {
+    const worker = testWorker(t, { concurrency });
+    await worker.start();
+    cleanup.push(() => worker.stop());
+    return worker;
+  }
+
+  it('sends a change\'s delivery right after its commit, without a claim or a NOTIFY', async () => {
+    const { t, receiver } = await setup();
+    const { id: endpointId, secret } = await addEndpoint(t, receiver.url);
+    const statements = recordStatements(t);
+    await started(t);
+
+    const productId = await createProduct(t);
+    await receiver.waitFor(1);
+    const updated = await t.call(t.demo.workspaces[0].apiKey, 'PATCH', `/v1/products/${productId}`, { name: 'Renamed' });
+    expect(updated.statusCode).toBe(200);
+    await receiver.waitFor(2);
+    await eventually(async () => (await deliveriesOf(t, endpointId)).every((r) => r.status === 'success'));
+
+    const rows = await deliveriesOf(t, endpointId);
+    expect(rows.map((r) => [r.event_type, r.attempt])).toEqual([['product.created', 1], ['product.updated', 1]]);
+    expect(receiver.requests.map((r) => r.flatHeaders['webhook-id'])).toEqual(rows.map((r) => r.id));
+    for (const request of receiver.requests) expect(() => new Webhook(secret).verify(request.body, request.flatHeaders)).not.toThrow();
+    // The start-up claim found nothing; no claim took a row and nobody was NOTIFYed.
+    expect(statements.filter((s) => CLAIM.test(s.sql) && s.rows > 0)).toEqual([]);
+    expect(statements.filter((s) => s.sql.includes('pg_notify'))).toEqual([]);
+  });
+
+  it('leaves what the worker has no room for to claims, and sends every delivery once', async () => {
+    const { t, receiver } = await setup();
+    // Three endpoints on one receiver: each event fans out to three deliveries.
+    const endpoints = await Promise.all([1, 2, 3].map((n) => addEndpoint(t, `${receiver.url}?endpoint=${n}`)));
+    const statements = recordStatements(t);
+    await started(t, 2);
+
+    const created = await Promise.all(Array.from({ length: 30 }, (_, i) => t.call(t.demo.workspaces[0].apiKey, 'POST', '/v1/products', { name: `Hat ${i}` })));
+    expect(created.map((r) => r.statusCode)).toEqual(Array(30).fill(201));
+    await eventually(async () => {
+      const rows = (await Promise.all(endpoints.map((e) => deliveriesOf(t, e.id)))).flat();
+      return rows.length === 90 && rows.every((r) => r.status === 'success');
+    });
+
+    const rows = (await Promise.all(endpoints.map((e) => deliveriesOf(t, e.id)))).flat();
+    expect(rows.every((r) => r.attempt === 1)).toBe(true);
+    const sent = receiver.requests.map((r) => r.flatHeaders['webhook-id']);
+    expect(sent).toHaveLength(90);
+    expect(new Set(sent)).toEqual(new Set(rows.map((r) => r.id)));
+    // Both ways were taken: some rows were claimed, the others were handed over.
+    const claimed = statements.filter((s) => CLAIM.test(s.sql)).reduce((sum, s) => sum + s.rows, 0);
+    expect(claimed).toBeGreaterThan(0);
+    expect(claimed).toBeLessThan(90);
+  });
+
+  it('lets any worker take handed rows once their lease runs out, if the process dies before sending them', async () => {
+    const clock = new ManualClock();
+    const { t, receiver } = await setup({ allowPrivateTargets: true }, clock);
+    const { id: endpointId } = await addEndpoint(t, receiver.url);
+    // The write commits its delivery already claimed for a worker that never sends it: the state a
+    // process leaves when it dies between the commit and the attempt.
+    const handOff = new HandOff(new Date(clock.now().getTime() + t.ctx.config.leaseMs), 1, new DeliveryWorker(t.ctx));
+    const [created] = await insertCreations(t.ctx.db, [creationRow(t.demo.workspaces[0].id, { name: 'Hat' }, clock.now())], handOff);
+    expect(created.fanout).toMatchObject({ pending: 0, handed: [{ endpoint_id: endpointId }] });
+
+    const other = testWorker(t);
+    cleanup.push(() => other.stop());
+    expect(await other.runDue()).toBe(0);
+    clock.advance(t.ctx.config.leaseMs - 1);
+    expect(await other.runDue()).toBe(0);
+    clock.advance(1);
+    expect(await other.runDue()).toBe(1);
+
+    const [row] = await deliveriesOf(t, endpointId);
+    expect(row).toMatchObject({ status: 'success', attempt: 1 });
+    expect(receiver.requests.map((r) => r.flatHeaders['webhook-id'])).toEqual([row.id]);
+  });
+
+  it('has stop() wait for a write holding slots, then hand its rows back due now', async () => {
+    const { t, receiver } = await setup();
+    const { id: endpointId } = await addEndpoint(t, receiver.url);
+    const worker = new DeliveryWorker(t.ctx);
+    await worker.start();
+    const handOff = t.ctx.notifier.handOff(1)!;
+    expect(handOff.slots).toBe(1);
+
+    let stopped = false;
+    const stopping = worker.stop().then(() => (stopped = true));
+    const row = creationRow(t.demo.workspaces[0].id, { name: 'Hat' }, new Date());
+    const [created] = await insertCreations(t.ctx.db, [row], handOff);
+    expect(stopped).toBe(false);
+    t.ctx.notifier.committed(handOff, 1, created.fanout!, () => row.event_body);
+    await stopping;
+
+    const [delivery] = await deliveriesOf(t, endpointId);
+    expect(delivery).toMatchObject({ status: 'pending', attempt: 0 });
+    expect(new Date(delivery.next_attempt_at!).getTime()).toBeLessThanOrEqual(Date.now());
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('reserves at most the worker\'s free room, and frees the slots of a write that failed', async () => {
+    const { t } = await setup();
+    await addEndpoint(t, 'https://example.com/hook');
+    await started(t, 2);
+    // Two rounds of two slots: the slots in flight and the round claimed ahead.
+    const first = t.ctx.notifier.handOff(100)!;
+    expect(first.slots).toBe(4);
+    expect(t.ctx.notifier.handOff(1)).toBeNull();
+    first.cancel();
+    const again = t.ctx.notifier.handOff(1)!;
+    expect(again.slots).toBe(1);
+    again.cancel();
+  });
+
+  it('hands nothing over, and wakes workers, when no worker runs in the process', async () => {
+    const { t, receiver } = await setup();
+    const { id: endpointId } = await addEndpoint(t, receiver.url);
+    expect(t.ctx.notifier.handOff(1)).toBeNull();
+    await createProduct(t);
+    const [row] = await deliveriesOf(t, endpointId);
+    expect(row).toMatchObject({ status: 'pending', attempt: 0 });
+    expect(new Date(row.next_attempt_at!).getTime()).toBe(new Date(row.created_at).getTime());
+    // A worker of another process would be woken by NOTIFY; here one started later finds the row.
+    await started(t);
+    await receiver.waitFor(1);
+    expect(receiver.requests[0].flatHeaders['webhook-id']).toBe(row.id);
+  });
+});
