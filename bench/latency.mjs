@@ -36,7 +36,7 @@ async function steadyLoad(url, apiKey, rate, seconds) {
   return { failed, achieved };
 }
 
-const WARMUP_SECONDS = 2;
+const WARMUP_SECONDS = 5;
 
 export async function latency(target, seeded, { duration }) {
   const rate = Number(process.env.BENCH_RATE ?? 500);
