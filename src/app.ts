@@ -7,6 +7,7 @@ import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './htt
 import { ErrorBody } from './http/errors.js';
 import { registerJsonParser } from './http/json-body.js';
 import { requestLogger } from './http/logger.js';
+import { settle } from './http/settle.js';
 import { checkRequestUrl } from './http/url.js';
 import { compileValidator } from './http/validation.js';
 import { newId } from './lib/ids.js';
@@ -41,9 +42,9 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   registerErrorHandler(app);
   app.addSchema(ErrorBody);
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id);
-    checkRequestUrl(request.url);
+    settle(() => checkRequestUrl(request.url), done);
   });
 
   await app.register(swagger, {

@@ -28,11 +28,23 @@ export function credentialRule(ctx: AppContext, principal: Principal): RateLimit
   return { limit: principal.rateLimit ?? fallback, windowMs: WINDOW_MS };
 }
 
+/**
+ * A hit, then `then` with its decision: at once (no promise) when the store answers at once, as the
+ * in-memory one does; a promise when it has to ask Redis.
+ */
+function hitThen(ctx: AppContext, key: string, rule: RateLimitRule, consume: boolean, then: (decision: RateLimitDecision) => void): void | Promise<void> {
+  const nowMs = ctx.clock.now().getTime();
+  const store = ctx.rateLimits;
+  if (store.hitSync) return then(store.hitSync(key, rule, nowMs, consume));
+  return store.hit(key, rule, nowMs, consume).then(then);
+}
+
 /** Counts an authenticated request against its credential; past the limit, 429 RATE_LIMITED. */
-export async function limitCredential(ctx: AppContext, reply: FastifyReply, principal: Principal): Promise<void> {
-  const decision = await ctx.rateLimits.hit(`cred:${principal.credentialId}`, credentialRule(ctx, principal), ctx.clock.now().getTime());
-  setHeaders(reply, 'default', decision);
-  if (!decision.allowed) throw refused(decision, 'Too many requests for this credential');
+export function limitCredential(ctx: AppContext, reply: FastifyReply, principal: Principal): void | Promise<void> {
+  return hitThen(ctx, `cred:${principal.credentialId}`, credentialRule(ctx, principal), true, (decision) => {
+    setHeaders(reply, 'default', decision);
+    if (!decision.allowed) throw refused(decision, 'Too many requests for this credential');
+  });
 }
 
 /**
@@ -58,11 +70,12 @@ function addressRule(ctx: AppContext): RateLimitRule {
  * Before any credential is looked at: an address whose failed authentications reached the limit is
  * refused with 429 until they age out, whatever it sends, so token guessing is bounded.
  */
-export async function guardAddress(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const decision = await ctx.rateLimits.hit(`addr:${addressKey(request.ip)}`, addressRule(ctx), ctx.clock.now().getTime(), false);
-  if (decision.allowed) return;
-  setHeaders(reply, 'unauthenticated', decision);
-  throw refused(decision, 'Too many failed authentications from this address');
+export function guardAddress(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
+  return hitThen(ctx, `addr:${addressKey(request.ip)}`, addressRule(ctx), false, (decision) => {
+    if (decision.allowed) return;
+    setHeaders(reply, 'unauthenticated', decision);
+    throw refused(decision, 'Too many failed authentications from this address');
+  });
 }
 
 /** Counts a failed authentication (a 401) against the client address, then lets the 401 through. */

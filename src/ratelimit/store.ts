@@ -32,6 +32,11 @@ export interface RateLimitStore {
    * `consume` is true and the request is admitted, counts it. With `consume` false it only looks.
    */
   hit(key: string, rule: RateLimitRule, nowMs: number, consume?: boolean): Promise<RateLimitDecision>;
+  /**
+   * The same as `hit`, answered at once, by stores that never wait (counters in memory). Every
+   * request passes two limits; without a promise each, a cached read costs noticeably less.
+   */
+  hitSync?(key: string, rule: RateLimitRule, nowMs: number, consume?: boolean): RateLimitDecision;
   /** Shared stores report each change between reachable and unreachable; returns an unsubscribe. */
   onStatus?(listener: (status: StoreStatus) => void): () => void;
   close(): Promise<void>;
