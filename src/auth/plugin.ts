@@ -84,8 +84,7 @@ async function memberScope(ctx: AppContext, userId: string, workspaceId: string)
 
 /**
  * Authenticates the request and counts it against its credential. With the credential cached and
- * the counters in memory (the common case) nothing waits, so no promise is made: about a tenth of a
- * cached read's CPU went to the promises of these steps.
+ * the counters in memory (the common case) nothing waits, and no promise is made.
  */
 function identify(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
   const failed = async (error: unknown): Promise<never> => {
