@@ -83,9 +83,7 @@ export class ReadCoalescer {
 /**
  * Sends a read's JSON text, computed once for every identical request in flight (see
  * ReadCoalescer). The key is the workspace and the request's URL, which together determine the
- * answer; the caller has checked the credential's permission and the query before. The text is
- * encoded once too: each request sends the same bytes, rather than measuring and encoding a page of
- * several KB again.
+ * answer; the caller has checked the credential's permission and the query before.
  */
 export async function sendCoalesced(
   ctx: AppContext,
@@ -94,6 +92,6 @@ export async function sendCoalesced(
   workspaceId: string,
   json: () => Promise<string>,
 ): Promise<FastifyReply> {
-  const body = await ctx.reads.run(`${workspaceId} ${request.url}`, async () => Buffer.from(await json()));
+  const body = await ctx.reads.run(`${workspaceId} ${request.url}`, json);
   return reply.type('application/json; charset=utf-8').send(body);
 }
