@@ -82,20 +82,22 @@ async function memberScope(ctx: AppContext, userId: string, workspaceId: string)
   return { id: workspaceId, role: resolved.role, permissions: WORKSPACE_ROLE_PERMISSIONS[resolved.role] };
 }
 
+/** A 401 counts against the client address; the error goes on either way. */
+async function failedAuthentication(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, error: unknown): Promise<never> {
+  if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') await countFailure(ctx, request, reply);
+  throw error;
+}
+
 /**
  * Authenticates the request and counts it against its credential. With the credential cached and
  * the counters in memory (the common case) nothing waits, and no promise is made.
  */
 function identify(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
-  const failed = async (error: unknown): Promise<never> => {
-    if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') await countFailure(ctx, request, reply);
-    throw error;
-  };
   let principal: Principal | null;
   try {
     principal = cachedPrincipal(request, ctx);
   } catch (error) {
-    return failed(error);
+    return failedAuthentication(ctx, request, reply, error);
   }
   if (principal) {
     request.principal = principal;
@@ -104,7 +106,7 @@ function identify(ctx: AppContext, request: FastifyRequest, reply: FastifyReply)
   return authenticate(request, ctx).then((found) => {
     request.principal = found;
     return limitCredential(ctx, reply, found);
-  }, failed);
+  }, (error) => failedAuthentication(ctx, request, reply, error));
 }
 
 export function registerAuth(app: FastifyInstance, ctx: AppContext): void {

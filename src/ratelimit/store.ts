@@ -33,8 +33,8 @@ export interface RateLimitStore {
    */
   hit(key: string, rule: RateLimitRule, nowMs: number, consume?: boolean): Promise<RateLimitDecision>;
   /**
-   * The same as `hit`, answered at once, by stores that never wait (counters in memory). Every
-   * request passes two limits; without a promise each, a cached read costs noticeably less.
+   * The same as `hit`, answered at once, by stores that never wait (counters in memory), so the
+   * request hooks need not make a promise for either of the two limits every request passes.
    */
   hitSync?(key: string, rule: RateLimitRule, nowMs: number, consume?: boolean): RateLimitDecision;
   /** Shared stores report each change between reachable and unreachable; returns an unsubscribe. */
