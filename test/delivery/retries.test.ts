@@ -130,6 +130,22 @@ describe('delivery attempts and retries', () => {
     await t.ctx.db.query('DELETE FROM webhook_endpoints WHERE id = $1', [endpointId]);
   });
 
+  it('logs response bodies and headers verbatim, whatever characters they hold, in one batch with plain ones', async () => {
+    // Quotes, backslashes, braces, commas and the word NULL mean something in an array literal or in JSON.
+    const awkward = '{"a":"b\\"c"}, {x} \\ NULL "" \u00e9\u4e2d\u{1F600} \t\r\n end';
+    const strange = await receiver((_r, i) => (i % 2 === 0 ? { status: 200, body: awkward, headers: { 'x-note': 'say "hi", {ok} \\ NULL' } } : { status: 200, body: '' }));
+    const { id: endpointId } = await addEndpoint(t, strange.url);
+    for (let i = 0; i < 4; i++) await createProduct(t, `Awkward ${i}`);
+    expect(await testWorker(t).runDue()).toBe(4);
+    const rows = await deliveriesOf(t, endpointId);
+    expect(rows.map((r) => r.status)).toEqual(['success', 'success', 'success', 'success']);
+    const bodies = rows.map((r) => r.response_body).sort();
+    expect(bodies).toEqual(['', '', awkward, awkward]);
+    const notes = rows.map((r) => r.response_headers!['x-note']).filter(Boolean);
+    expect(notes).toEqual(['say "hi", {ok} \\ NULL', 'say "hi", {ok} \\ NULL']);
+    await t.ctx.db.query('DELETE FROM webhook_endpoints WHERE id = $1', [endpointId]);
+  });
+
   it('follows a configured schedule: its length plus one attempts', async () => {
     const short = await startTestApp({ clock, config: { allowPrivateTargets: true, retryScheduleMs: [1000, 2000] } });
     const failing = await receiver(() => ({ status: 500 }));
