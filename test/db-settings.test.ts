@@ -111,3 +111,20 @@ describe.skipIf(ENGINE === 'pglite')('plans cached while a table is new (Postgre
     }
   });
 });
+
+describe('identifier collation', () => {
+  let t: TestApp;
+  beforeAll(async () => (t = await startTestApp()));
+  afterAll(() => t.close());
+
+  it('gives every column holding an id or a token hash the byte-wise "C" collation, so no id is compared across two', async () => {
+    const columns = await t.ctx.db.query<{ name: string; collation: string | null }>(
+      `SELECT table_name || '.' || column_name AS name, collation_name AS collation
+         FROM information_schema.columns
+        WHERE table_schema = current_schema() AND data_type = 'text' AND table_name <> 'schema_migrations'
+          AND (column_name = 'id' OR column_name LIKE '%\\_id' OR column_name IN ('token_hash', 'replay_of'))`,
+    );
+    expect(columns.length).toBeGreaterThan(25);
+    expect(columns.filter((c) => c.collation !== 'C')).toEqual([]);
+  });
+});
