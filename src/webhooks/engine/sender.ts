@@ -35,6 +35,12 @@ export interface HttpSenderOptions {
 
 class DeliveryTimeout extends Error {}
 
+/** Where a delivery URL is sent, once checked and parsed; or why it is refused. */
+type Target = { origin: string; path: string } | string;
+
+/** Endpoint URLs checked and parsed, kept so an attempt does not parse its URL again (bounded). */
+const MAX_TARGETS = 10_000;
+
 /**
  * POSTs through one shared undici Agent, so connections to a receiver are pooled and kept alive
  * across deliveries. The time-out is one hard timer from before connecting to the last byte of the
@@ -43,6 +49,7 @@ class DeliveryTimeout extends Error {}
 export class HttpSender implements Sender {
   private readonly agent: Agent;
   private readonly maxResponseBytes: number;
+  private readonly targets = new Map<string, Target>();
 
   constructor(private readonly options: HttpSenderOptions) {
     this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BODY_BYTES;
@@ -63,9 +70,8 @@ export class HttpSender implements Sender {
   send(req: SendRequest): Promise<SendResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
-    const refused = checkTargetUrl(req.url, this.options.allowPrivateTargets);
-    if (refused) return Promise.resolve({ ok: false, status: null, headers: null, body: null, timeMs: elapsed(), error: refused });
-    const url = new URL(req.url);
+    const target = this.target(req.url);
+    if (typeof target === 'string') return Promise.resolve({ ok: false, status: null, headers: null, body: null, timeMs: elapsed(), error: target });
     const max = this.maxResponseBytes;
     const timeoutError = `timeout: no complete response within ${this.options.timeoutMs} ms`;
 
@@ -92,7 +98,7 @@ export class HttpSender implements Sender {
 
       try {
         this.agent.dispatch(
-          { origin: url.origin, path: url.pathname + url.search, method: 'POST', headers: req.headers, body: req.body },
+          { origin: target.origin, path: target.path, method: 'POST', headers: req.headers, body: req.body },
           {
             onRequestStart: (c) => {
               controller = c;
@@ -120,6 +126,18 @@ export class HttpSender implements Sender {
         fail(describeError(error));
       }
     });
+  }
+
+  private target(url: string): Target {
+    let target = this.targets.get(url);
+    if (target === undefined) {
+      const refused = checkTargetUrl(url, this.options.allowPrivateTargets);
+      const parsed = refused === null ? new URL(url) : null;
+      target = parsed ? { origin: parsed.origin, path: parsed.pathname + parsed.search } : refused!;
+      if (this.targets.size >= MAX_TARGETS) this.targets.clear();
+      this.targets.set(url, target);
+    }
+    return target;
   }
 
   async close(): Promise<void> {
