@@ -58,36 +58,7 @@ const NEW_STATUS = `CASE
  * the other way round, every row of the table side rescans the whole batch (quadratic in its size).
  */
 async function writeDeliveries(q: Queryable, outcomes: Outcome[], resetOnSuccess: boolean): Promise<Map<string, string>> {
-  const n = outcomes.length;
-  const ids = new Array<string>(n);
-  const claimedAttempts = new Array<number>(n);
-  const leases = new Array<string>(n);
-  const attempted = new Array<boolean>(n);
-  const statuses = new Array<string>(n);
-  const nextAttempts = new Array<string | null>(n);
-  const attemptedAts = new Array<string>(n);
-  const errors = new Array<string | null>(n);
-  const responseStatuses = new Array<number | null>(n);
-  const responseTimes = new Array<number | null>(n);
-  const requestHeaders = new Array<Record<string, string> | null>(n);
-  const responseBodies = new Array<string | null>(n);
-  const responseHeaders = new Array<Record<string, string> | null>(n);
-  for (let i = 0; i < n; i++) {
-    const o = outcomes[i];
-    ids[i] = o.id;
-    claimedAttempts[i] = o.claimedAttempt;
-    leases[i] = o.lease.toISOString();
-    attempted[i] = o.attempted;
-    statuses[i] = o.status;
-    nextAttempts[i] = o.nextAttemptAt ? o.nextAttemptAt.toISOString() : null;
-    attemptedAts[i] = o.attemptedAt.toISOString();
-    errors[i] = o.error;
-    responseStatuses[i] = o.responseStatus;
-    responseTimes[i] = o.responseTimeMs;
-    requestHeaders[i] = o.requestHeaders;
-    responseBodies[i] = o.responseBody;
-    responseHeaders[i] = o.responseHeaders;
-  }
+  const column = <T>(value: (o: Outcome) => T): T[] => outcomes.map(value);
   const reset = resetOnSuccess
     ? `, reset AS (
          UPDATE webhook_endpoints SET consecutive_failures = 0
@@ -123,8 +94,19 @@ async function writeDeliveries(q: Queryable, outcomes: Outcome[], resetOnSuccess
      )${reset}
      SELECT id, status FROM written`,
     [
-      ids, claimedAttempts, leases, attempted, statuses, nextAttempts, attemptedAts, errors, responseStatuses, responseTimes,
-      JSON.stringify(requestHeaders), responseBodies, JSON.stringify(responseHeaders),
+      column((o) => o.id),
+      column((o) => o.claimedAttempt),
+      column((o) => o.lease.toISOString()),
+      column((o) => o.attempted),
+      column((o) => o.status),
+      column((o) => o.nextAttemptAt?.toISOString() ?? null),
+      column((o) => o.attemptedAt.toISOString()),
+      column((o) => o.error),
+      column((o) => o.responseStatus),
+      column((o) => o.responseTimeMs),
+      JSON.stringify(column((o) => o.requestHeaders)),
+      column((o) => o.responseBody),
+      JSON.stringify(column((o) => o.responseHeaders)),
     ],
   );
   // A row reaches `success` or `failed` only from `pending`; `disabled` never counts.

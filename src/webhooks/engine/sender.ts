@@ -132,8 +132,11 @@ export class HttpSender implements Sender {
     let target = this.targets.get(url);
     if (target === undefined) {
       const refused = checkTargetUrl(url, this.options.allowPrivateTargets);
-      const parsed = refused === null ? new URL(url) : null;
-      target = parsed ? { origin: parsed.origin, path: parsed.pathname + parsed.search } : refused!;
+      if (refused !== null) target = refused;
+      else {
+        const { origin, pathname, search } = new URL(url);
+        target = { origin, path: pathname + search };
+      }
       if (this.targets.size >= MAX_TARGETS) this.targets.clear();
       this.targets.set(url, target);
     }
