@@ -16,27 +16,42 @@ function encodeTime(ms: number): string {
 }
 
 /**
- * Randomness is drawn from the system 4 KiB at a time: one call per id (every request has one)
- * cost more than building the rest of a response. Ids need uniqueness, not secrecy.
+ * Randomness is drawn from the system 4 KiB at a time and turned into alphabet characters in one
+ * pass: one call per id (every request has one) cost more than building the rest of a response.
+ * An id takes its 16 characters as two substrings of 8: substrings that short are copies, so an id
+ * never keeps the 4 KiB pool alive.
  */
 const POOL_BYTES = 4096;
-let pool = Buffer.alloc(0);
+const ALPHABET_CODES = Buffer.from(ALPHABET, 'latin1');
+let pool = '';
 let used = 0;
 
-function encodeRandom(length: number): string {
-  if (used + length > pool.length) {
-    pool = randomBytes(POOL_BYTES);
+function encodeRandom16(): string {
+  if (used + 16 > pool.length) {
+    const bytes = randomBytes(POOL_BYTES);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = ALPHABET_CODES[bytes[i] & 31];
+    pool = bytes.toString('latin1');
     used = 0;
   }
-  let out = '';
-  for (let i = used; i < used + length; i++) out += ALPHABET[pool[i] & 31];
-  used += length;
+  const out = pool.substring(used, used + 8) + pool.substring(used + 8, used + 16);
+  used += 16;
   return out;
 }
 
+/** The last prefix and millisecond encoded: ids made in the same millisecond share their start. */
+let lastPrefix = '';
+let lastMs = -1;
+let lastStart = '';
+
 /** A prefixed id that sorts by creation time, e.g. `prd_01jd3x...`. */
 export function newId(prefix: IdPrefix, at: Date = new Date()): string {
-  return `${prefix}_${encodeTime(at.getTime())}${encodeRandom(16)}`;
+  const ms = at.getTime();
+  if (ms !== lastMs || prefix !== lastPrefix) {
+    lastPrefix = prefix;
+    lastMs = ms;
+    lastStart = `${prefix}_${encodeTime(ms)}`;
+  }
+  return lastStart + encodeRandom16();
 }
 
 /**
