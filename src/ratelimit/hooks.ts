@@ -13,9 +13,17 @@ export const WINDOW_MS = 60_000;
  * seconds until it starts to refill; a refusal adds Retry-After.
  */
 function setHeaders(reply: FastifyReply, policy: string, decision: RateLimitDecision): void {
-  reply.header('RateLimit-Policy', `"${policy}";q=${decision.limit};w=${WINDOW_MS / 1000}`);
-  reply.header('RateLimit', `"${policy}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}`);
+  reply.header('RateLimit-Policy', policyHeader(policy, decision.limit));
+  reply.header('RateLimit', remainingHeader(policy, decision));
   if (!decision.allowed) reply.header('Retry-After', String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))));
+}
+
+function policyHeader(policy: string, limit: number): string {
+  return `"${policy}";q=${limit};w=${WINDOW_MS / 1000}`;
+}
+
+function remainingHeader(policy: string, decision: RateLimitDecision): string {
+  return `"${policy}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}`;
 }
 
 function refused(decision: RateLimitDecision, what: string): ApiError {
@@ -39,11 +47,37 @@ function hitThen(ctx: AppContext, key: string, rule: RateLimitRule, consume: boo
   return store.hit(key, rule, nowMs, consume).then(then);
 }
 
+/** A credential's counter key, rule and policy header, worked out once per principal. */
+interface CredentialLimit {
+  ctx: AppContext;
+  key: string;
+  rule: RateLimitRule;
+  policy: string;
+}
+
+/** Principals are the credential cache's objects, so this lives as long as their cache entries. */
+const credentialLimits = new WeakMap<Principal, CredentialLimit>();
+
+function credentialLimit(ctx: AppContext, principal: Principal): CredentialLimit {
+  let limit = credentialLimits.get(principal);
+  if (!limit || limit.ctx !== ctx) {
+    const rule = credentialRule(ctx, principal);
+    limit = { ctx, key: `cred:${principal.credentialId}`, rule, policy: policyHeader('default', rule.limit) };
+    credentialLimits.set(principal, limit);
+  }
+  return limit;
+}
+
 /** Counts an authenticated request against its credential; past the limit, 429 RATE_LIMITED. */
 export function limitCredential(ctx: AppContext, reply: FastifyReply, principal: Principal): void | Promise<void> {
-  return hitThen(ctx, `cred:${principal.credentialId}`, credentialRule(ctx, principal), true, (decision) => {
-    setHeaders(reply, 'default', decision);
-    if (!decision.allowed) throw refused(decision, 'Too many requests for this credential');
+  const limit = credentialLimit(ctx, principal);
+  return hitThen(ctx, limit.key, limit.rule, true, (decision) => {
+    if (!decision.allowed) {
+      setHeaders(reply, 'default', decision);
+      throw refused(decision, 'Too many requests for this credential');
+    }
+    reply.header('RateLimit-Policy', limit.policy);
+    reply.header('RateLimit', remainingHeader('default', decision));
   });
 }
 
@@ -62,6 +96,19 @@ export function addressKey(ip: string): string {
   return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
 }
 
+/** Counter keys by client address as the socket reports it: every request of a client has the same. */
+const addressCounterKeys = new Map<string, string>();
+
+function addressCounterKey(ip: string): string {
+  let key = addressCounterKeys.get(ip);
+  if (key === undefined) {
+    if (addressCounterKeys.size >= 10_000) addressCounterKeys.clear();
+    key = `addr:${addressKey(ip)}`;
+    addressCounterKeys.set(ip, key);
+  }
+  return key;
+}
+
 function addressRule(ctx: AppContext): RateLimitRule {
   return { limit: ctx.config.rateLimitUnauthenticated, windowMs: WINDOW_MS };
 }
@@ -71,7 +118,7 @@ function addressRule(ctx: AppContext): RateLimitRule {
  * refused with 429 until they age out, whatever it sends, so token guessing is bounded.
  */
 export function guardAddress(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
-  return hitThen(ctx, `addr:${addressKey(request.ip)}`, addressRule(ctx), false, (decision) => {
+  return hitThen(ctx, addressCounterKey(request.ip), addressRule(ctx), false, (decision) => {
     if (decision.allowed) return;
     setHeaders(reply, 'unauthenticated', decision);
     throw refused(decision, 'Too many failed authentications from this address');
@@ -80,7 +127,7 @@ export function guardAddress(ctx: AppContext, request: FastifyRequest, reply: Fa
 
 /** Counts a failed authentication (a 401) against the client address, then lets the 401 through. */
 export async function countFailure(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const decision = await ctx.rateLimits.hit(`addr:${addressKey(request.ip)}`, addressRule(ctx), ctx.clock.now().getTime());
+  const decision = await ctx.rateLimits.hit(addressCounterKey(request.ip), addressRule(ctx), ctx.clock.now().getTime());
   setHeaders(reply, 'unauthenticated', decision);
 }
 

@@ -39,7 +39,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
   /** The same as `hit`, for callers (the Redis store's fallback) that must not wait. */
   hitSync(key: string, rule: RateLimitRule, nowMs: number, consume = true): RateLimitDecision {
     this.sweep(nowMs, rule.windowMs);
-    const log = this.logs.get(key) ?? { times: [], head: 0, windowMs: rule.windowMs };
+    const found = this.logs.get(key);
+    // A look at a key with nothing counted (the failed-authentication guard, every request).
+    if (!found && !consume) return decide(rule, nowMs, rule.limit > 0, 0, null, null);
+    const log = found ?? { times: [], head: 0, windowMs: rule.windowMs };
     log.windowMs = rule.windowMs;
     log.head = upperBound(log.times, log.head, nowMs - rule.windowMs);
     if (log.head > 64 && log.head * 2 > log.times.length) {
