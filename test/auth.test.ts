@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPersonalAccessToken, revokePersonalAccessToken } from '../src/admin/store.js';
 import { newToken } from '../src/lib/tokens.js';
@@ -100,6 +102,35 @@ describe('credentials and roles', () => {
         await refused(undefined, url);
       }
       expect(ok(await t.call(key1, 'GET', '/%761/me')).credential.workspaceId).toBe(ws1);
+    });
+
+    it('authenticates each request of a keep-alive connection by its own header', async () => {
+      // One connection carrying several credentials in turn, as a proxy pooling clients would.
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      let connections = 0;
+      t.app.server.on('connection', () => connections++);
+      const pool = new Pool(`http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`, { connections: 1 });
+      const me = async (authorization?: string) => {
+        const res = await pool.request({ method: 'GET', path: '/v1/me', headers: authorization === undefined ? {} : { authorization } });
+        return { status: res.statusCode, body: (await res.body.json()) as { credential?: { workspaceId: string } } };
+      };
+      try {
+        const created = ok(await t.call(owner, 'POST', `/v1/workspaces/${ws1}/api-keys`, { name: 'one connection' }), 201);
+        for (const [token, workspace] of [[key1, ws1], [key2, ws2], [created.key, ws1], [key1, ws1], [key2, ws2]]) {
+          const res = await me(`Bearer ${token}`);
+          expect(res.status).toBe(200);
+          expect(res.body.credential?.workspaceId).toBe(workspace);
+        }
+        expect((await me(`Bearer ${flip(key1, 10)}`)).status).toBe(401);
+        expect((await me()).status).toBe(401);
+        // Revoked between two requests that send the same header on the same connection.
+        expect((await me(`Bearer ${created.key}`)).status).toBe(200);
+        ok(await t.call(owner, 'DELETE', `/v1/workspaces/${ws1}/api-keys/${created.id}`));
+        expect((await me(`Bearer ${created.key}`)).status).toBe(401);
+        expect(connections).toBe(1);
+      } finally {
+        await pool.close();
+      }
     });
   });
 

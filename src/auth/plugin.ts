@@ -6,7 +6,7 @@ import { isId } from '../lib/ids.js';
 import { countFailure, guardAddress, limitCredential, watchRateLimitStore } from '../ratelimit/hooks.js';
 import { hashToken, parseToken } from '../lib/tokens.js';
 import { API_KEY_PERMISSIONS, WORKSPACE_ROLE_PERMISSIONS, resolveWorkspaceRole } from './permissions.js';
-import type { Principal, WorkspaceScope } from './principal.js';
+import type { Principal, RouteAuth, WorkspaceScope } from './principal.js';
 import { findCredential, findMembership } from './store.js';
 
 const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
@@ -20,9 +20,27 @@ function bearerToken(request: FastifyRequest): string {
   return match[1];
 }
 
+/**
+ * Each connection's last Authorization header and its token's hash. A keep-alive client sends the
+ * same header with every request, and hashing it was the largest part of authenticating a request
+ * whose credential is cached. The header is compared in full, so a connection that changes
+ * credentials (a proxy pooling clients) is hashed again; the entry goes with the connection.
+ */
+const lastAuthorization = new WeakMap<object, { header: string; hash: string }>();
+
+function tokenHash(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  const socket = request.raw.socket as object | null;
+  const last = socket ? lastAuthorization.get(socket) : undefined;
+  if (last && last.header === header) return last.hash;
+  const hash = hashToken(bearerToken(request));
+  if (socket) lastAuthorization.set(socket, { header: header!, hash });
+  return hash;
+}
+
 /** The request's principal if its credential is cached (it passed every check when it was cached). */
 function cachedPrincipal(request: FastifyRequest, ctx: AppContext): Principal | null {
-  return ctx.credentials.get(hashToken(bearerToken(request)), ctx.clock.now());
+  return ctx.credentials.get(tokenHash(request), ctx.clock.now());
 }
 
 /**
@@ -109,27 +127,22 @@ function identify(ctx: AppContext, request: FastifyRequest, reply: FastifyReply)
   }, (error) => failedAuthentication(ctx, request, reply, error));
 }
 
-export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
-  app.decorateRequest('principal', null);
-  app.decorateRequest('workspace', null);
+type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
 
-  // Rate limits run right after authentication: failures per client address, requests per credential.
-  watchRateLimitStore(app, ctx);
-  app.addHook('onRequest', (request, reply, done) => {
-    // The matched route decides, not the raw URL: the router decodes `/%761/products` to /v1/products.
-    if (!(request.routeOptions.url ?? request.url).startsWith('/v1/')) return done();
+/** Authenticates the request, after the failed-authentication guard of its address. */
+function authenticationHook(ctx: AppContext): Hook {
+  return (request, reply, done) =>
     settle(() => {
       const guarded = guardAddress(ctx, request, reply);
       return guarded ? guarded.then(() => identify(ctx, request, reply)) : identify(ctx, request, reply);
     }, done);
-  });
+}
 
-  // Authorization runs before body validation, so a caller without rights learns nothing from a 400.
-  app.addHook('preValidation', (request, _reply, done) => {
+/** Checks what a route's `auth` asks of the authenticated caller and binds its workspace. */
+function authorizationHook(ctx: AppContext, auth: RouteAuth): Hook {
+  return (request, _reply, done) =>
     settle(() => {
-      const auth = request.routeOptions.config?.auth;
       const principal = request.principal;
-      if (!auth) return;
       // Fail closed: a route that declares auth never runs without an authenticated caller.
       if (!principal) throw unauthenticated('Missing credential: send Authorization: Bearer <API key or personal access token>.');
       if (auth.scope === 'user' && principal.kind !== 'pat') {
@@ -145,5 +158,33 @@ export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
       const workspace = resolveWorkspace(request, principal, ctx);
       return workspace instanceof Promise ? workspace.then(bind) : bind(workspace);
     }, done);
+}
+
+/** A route's hooks of one kind with `hook` added last. */
+function withHook<T>(hooks: T | T[] | undefined, hook: T): T[] {
+  return hooks === undefined ? [hook] : [...(Array.isArray(hooks) ? hooks : [hooks]), hook];
+}
+
+export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
+  app.decorateRequest('principal', null);
+  app.decorateRequest('workspace', null);
+  watchRateLimitStore(app, ctx);
+  const authenticate = authenticationHook(ctx);
+
+  // Every route under /v1/ gets its hooks as it is added, with its own `auth` in hand, rather than
+  // global hooks that look the route up on each request (request.routeOptions builds a new object
+  // on every read). Rate limits run right after authentication: failures per client address,
+  // requests per credential. Authorization runs before body validation, so a caller without rights
+  // learns nothing from a 400. The matched route decides, not the raw URL: the router decodes
+  // `/%761/products` to /v1/products.
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/v1/')) return;
+    route.onRequest = withHook(route.onRequest as Hook | Hook[] | undefined, authenticate) as typeof route.onRequest;
+    const auth = route.config?.auth;
+    if (auth) route.preValidation = withHook(route.preValidation as Hook | Hook[] | undefined, authorizationHook(ctx, auth)) as typeof route.preValidation;
   });
+
+  // A path under /v1/ that matches no route is authenticated too, so its 404 tells a caller
+  // without a valid credential nothing.
+  app.addHook('onRequest', (request, reply, done) => (request.is404 && request.url.startsWith('/v1/') ? authenticate(request, reply, done) : done()));
 }
