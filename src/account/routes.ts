@@ -5,6 +5,7 @@ import { errorResponses } from '../http/errors.js';
 import { parseExpand } from '../http/expand.js';
 import { ListOf, refusePage, wholeList } from '../http/list.js';
 import { PageQuery } from '../http/pagination.js';
+import { toIso } from '../lib/iso.js';
 import { findUser, listOrganizations, listWorkspaces } from './store.js';
 
 const any = { scope: 'any' } as const;
@@ -56,7 +57,7 @@ export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
       const p = request.principal!;
       const user = p.kind === 'pat' ? await findUser(ctx.db, p.userId) : null;
       return {
-        user: user && { id: user.id, email: user.email, name: user.name, createdAt: user.created_at.toISOString() },
+        user: user && { id: user.id, email: user.email, name: user.name, createdAt: toIso(user.created_at) },
         credential: {
           type: p.kind === 'pat' ? ('personal_access_token' as const) : ('api_key' as const),
           id: p.credentialId,

@@ -3,6 +3,7 @@ import type { Queryable } from '../db/db.js';
 import { Where } from '../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../http/pagination.js';
 import { newId } from '../lib/ids.js';
+import { toIso } from '../lib/iso.js';
 import { displayPrefix, hashToken, newToken } from '../lib/tokens.js';
 
 export interface ApiKeyRow {
@@ -37,8 +38,8 @@ export function toView(row: ApiKeyRow): ApiKeyView {
     prefix: row.prefix,
     test: row.test,
     rateLimit: row.rate_limit,
-    createdAt: row.created_at.toISOString(),
-    revokedAt: row.revoked_at?.toISOString() ?? null,
+    createdAt: toIso(row.created_at),
+    revokedAt: row.revoked_at ? toIso(row.revoked_at) : null,
   };
 }
 

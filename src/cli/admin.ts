@@ -12,6 +12,7 @@ import {
 import type { OrgRole, WorkspaceRole } from '../auth/permissions.js';
 import type { AppContext } from '../context.js';
 import { parseDuration } from '../lib/durations.js';
+import { toIso } from '../lib/iso.js';
 import { UsageError, parseFlags, required } from './args.js';
 
 interface AdminCommand {
@@ -106,7 +107,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
         { userId, name: required(v, 'name'), test: v.test === true, rateLimit: positiveInt(v, 'rate-limit'), expiresAt },
         now,
       );
-      return { id: pat.id, userId, token: pat.token, expiresAt: expiresAt?.toISOString() ?? null };
+      return { id: pat.id, userId, token: pat.token, expiresAt: expiresAt ? toIso(expiresAt) : null };
     },
   },
   'revoke-api-key': {
@@ -115,7 +116,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
     run: async (v, ctx) => {
       const row = await revokeApiKey(ctx!.db, null, required(v, 'id'), ctx!.clock.now());
       if (!row) throw new UsageError(`no API key ${v.id}`);
-      return { id: row.id, revokedAt: row.revoked_at!.toISOString() };
+      return { id: row.id, revokedAt: toIso(row.revoked_at!) };
     },
   },
   'revoke-token': {

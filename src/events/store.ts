@@ -2,6 +2,7 @@ import type { Queryable } from '../db/db.js';
 import { Where } from '../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../http/pagination.js';
 import { newId } from '../lib/ids.js';
+import { toIso } from '../lib/iso.js';
 import type { EventType } from './catalog.js';
 
 export interface Subject {
@@ -30,7 +31,7 @@ export interface EventInput {
 /** Serialises the event once, in the field order of spec 2.3: this text is what is stored and sent. */
 export function buildEvent(input: EventInput): StoredEvent {
   const id = newId('evt', input.at);
-  const payload: Record<string, unknown> = { id, type: input.type, created: input.at.toISOString() };
+  const payload: Record<string, unknown> = { id, type: input.type, created: toIso(input.at) };
   if (input.subject) payload.subject = { id: input.subject.id, type: input.subject.type, url: input.subject.url };
   return { id, workspaceId: input.workspaceId, type: input.type, subject: input.subject, body: JSON.stringify(payload), createdAt: input.at };
 }

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import { Where } from '../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../http/pagination.js';
+import { toIso } from '../lib/iso.js';
 
 interface NotificationRow {
   id: string;
@@ -19,8 +20,8 @@ export function toView(row: NotificationRow) {
     workspaceId: row.workspace_id,
     subject: row.subject,
     message: row.message,
-    createdAt: row.created_at.toISOString(),
-    readAt: row.read_at ? row.read_at.toISOString() : null,
+    createdAt: toIso(row.created_at),
+    readAt: row.read_at ? toIso(row.read_at) : null,
   };
 }
 

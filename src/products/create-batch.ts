@@ -1,6 +1,7 @@
 import type { Db, Queryable } from '../db/db.js';
 import { buildEvent } from '../events/store.js';
 import { idTimePrefix, newId } from '../lib/ids.js';
+import { toIso } from '../lib/iso.js';
 import { fanOutCtes, handOffValues, subscriptionPatterns } from '../webhooks/fanout.js';
 import type { HandOff } from '../webhooks/handoff.js';
 import type { DeliveryNotifier, FanOutResult } from '../webhooks/notifier.js';
@@ -63,7 +64,7 @@ export function creationRow(workspaceId: string, input: ProductCreateInput, now:
     price_currency: input.price?.currency ?? null,
     active: input.active ?? true,
     metadata: input.metadata ?? {},
-    at: now.toISOString(),
+    at: toIso(now),
     event_id: event.id,
     event_body: event.body,
     delivery_prefix: idTimePrefix('whd', now),

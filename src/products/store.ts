@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import { Where } from '../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../http/pagination.js';
+import { toIso } from '../lib/iso.js';
 import type { ProductUpdateInput } from './schemas.js';
 
 export interface ProductRow {
@@ -36,8 +37,8 @@ export function toView(row: ProductRow): ProductView {
     price: row.price_amount === null ? null : { amount: Number(row.price_amount), currency: row.price_currency! },
     active: row.active,
     metadata: row.metadata,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
   };
 }
 

@@ -2,6 +2,7 @@ import type { Queryable } from '../../db/db.js';
 import { Where } from '../../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../../http/pagination.js';
 import { newId } from '../../lib/ids.js';
+import { toIso } from '../../lib/iso.js';
 import { DELIVERY_CHANNEL } from '../fanout.js';
 
 export type DeliveryStatus = 'pending' | 'success' | 'failed' | 'disabled';
@@ -101,7 +102,7 @@ export async function disablePendingDeliveries(q: Queryable, endpointId: string)
   return rows.length;
 }
 
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const iso = (d: Date | null) => (d ? toIso(d) : null);
 
 export function toListView(row: DeliveryRow) {
   return {
@@ -112,7 +113,7 @@ export function toListView(row: DeliveryRow) {
     workspaceId: row.workspace_id,
     status: row.status,
     attempt: row.attempt,
-    createdAt: row.created_at.toISOString(),
+    createdAt: toIso(row.created_at),
     deliveredAt: iso(row.delivered_at),
     error: row.error,
     responseStatus: row.response_status,

@@ -7,6 +7,7 @@ import { pageUrls, refusePage, requestCursor, wholeList } from '../../http/list.
 import { IdParam, WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../../http/pagination.js';
 import { isId, newId } from '../../lib/ids.js';
+import { toIso } from '../../lib/iso.js';
 import { disablePendingDeliveries, enqueueDelivery } from '../deliveries/store.js';
 import {
   CreatedWebhookEndpoint,
@@ -160,7 +161,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     handler: async (request) => {
       const rotated = await rotateSecret(ctx.db, ctx.secrets, request.workspace!.id, endpointIdOf(request.params), ctx.clock.now());
       if (!rotated) throw notFound('webhook endpoint');
-      return { secret: rotated.secret, previousSecretExpiresAt: rotated.previousSecretExpiresAt.toISOString() };
+      return { secret: rotated.secret, previousSecretExpiresAt: toIso(rotated.previousSecretExpiresAt) };
     },
   });
 
@@ -182,7 +183,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
         if (!endpoint.active) throw endpointInactive(endpoint);
         // A synthetic event: sent to this endpoint only, never written to the event log.
         const eventId = newId('evt', now);
-        const payload = JSON.stringify({ id: eventId, type: 'webhook.ping', created: now.toISOString() });
+        const payload = JSON.stringify({ id: eventId, type: 'webhook.ping', created: toIso(now) });
         const deliveryId = await enqueueDelivery(q, { workspaceId, endpointId: id, eventId, eventType: 'webhook.ping', payload, replayOf: null }, now);
         return { deliveryId, eventId };
       });

@@ -2,6 +2,7 @@ import type { Queryable } from '../../db/db.js';
 import { Where } from '../../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../../http/pagination.js';
 import { newId } from '../../lib/ids.js';
+import { toIso } from '../../lib/iso.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import { newSigningSecret } from '../secrets.js';
 
@@ -77,8 +78,8 @@ export function toView(row: EndpointRow): EndpointView {
     subscribedEvents: row.subscribed_events,
     active: row.active,
     disabledReason: row.disabled_reason,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/db.js';
+import { toIso } from '../../lib/iso.js';
 
 /** A delivery taken by a worker, with everything needed to sign and send it. */
 export interface ClaimedDelivery {
@@ -96,6 +97,6 @@ export async function releaseClaims(q: Queryable, rows: ClaimedDelivery[], now: 
     `UPDATE webhook_deliveries d SET next_attempt_at = $3
        FROM unnest($1::text[], $2::timestamptz[]) AS r (id, lease)
       WHERE d.id = r.id AND d.status = 'pending' AND d.next_attempt_at = r.lease`,
-    [rows.map((r) => r.id), rows.map((r) => r.lease.toISOString()), now],
+    [rows.map((r) => r.id), rows.map((r) => toIso(r.lease)), now],
   );
 }

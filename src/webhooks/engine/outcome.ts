@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/db.js';
+import { toIso } from '../../lib/iso.js';
 import type { Outcome } from './attempt.js';
 import { AUTO_DISABLE_AFTER, autoDisable } from './auto-disable.js';
 
@@ -96,11 +97,11 @@ async function writeDeliveries(q: Queryable, outcomes: Outcome[], resetOnSuccess
     [
       column((o) => o.id),
       column((o) => o.claimedAttempt),
-      column((o) => o.lease.toISOString()),
+      column((o) => toIso(o.lease)),
       column((o) => o.attempted),
       column((o) => o.status),
-      column((o) => o.nextAttemptAt?.toISOString() ?? null),
-      column((o) => o.attemptedAt.toISOString()),
+      column((o) => (o.nextAttemptAt ? toIso(o.nextAttemptAt) : null)),
+      column((o) => toIso(o.attemptedAt)),
       column((o) => o.error),
       column((o) => o.responseStatus),
       column((o) => o.responseTimeMs),
