@@ -52,6 +52,29 @@ describe('product creations written together', () => {
     }
   });
 
+  it('keeps awkward text, metadata and event bodies verbatim when written together', async () => {
+    const awkward = ['plain', '', 'say "hi"', 'back\\slash \\"', '{a,b}', 'NULL', 'null', '  spaced  ', "it's", 'tab\tnew\nline', 'emoji 🧪 日本', '\u2028'];
+    batches.length = 0;
+    const answers = await Promise.all(
+      awkward.map((text, i) =>
+        t.call(key, 'POST', '/v1/products', {
+          name: `n${i} ${text}`,
+          description: i % 3 === 0 ? null : text,
+          metadata: { text, [`k${i}`]: `v ${text}`, n: String(i) },
+        }),
+      ),
+    );
+    expect(answers.map((r) => r.statusCode)).toEqual(awkward.map(() => 201));
+    expect(batches.some((n) => n > 1)).toBe(true);
+    for (const [i, text] of awkward.entries()) {
+      const product = answers[i].json();
+      expect(product).toMatchObject({ name: `n${i} ${text}`, description: i % 3 === 0 ? null : text, metadata: { text, [`k${i}`]: `v ${text}`, n: String(i) } });
+      expect((await t.call(key, 'GET', `/v1/products/${product.id}`)).json()).toEqual(product);
+      const [event] = (await t.call(key, 'GET', `/v1/events?subjectType=product&subjectId=${product.id}`)).json().data;
+      expect(event).toMatchObject({ type: 'product.created', created: product.createdAt, subject: { id: product.id, type: 'product' } });
+    }
+  });
+
   it('writes the others when one creation of a batch fails on its own', async () => {
     // A real trigger that refuses one name stands for a fault only the database can find.
     await t.ctx.db.query(`CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
