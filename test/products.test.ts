@@ -49,6 +49,10 @@ describe('products', () => {
       { name: 'x', price: { amount: 100, currency: 'XYZ' } },
       { name: 'x', price: { amount: -1, currency: 'USD' } },
       { name: 'x', metadata: { a: 1 } },
+      // A line break in a key must not take its value past the check.
+      { name: 'x', metadata: { 'a\nb': { nested: 1 } } },
+      { name: 'x', metadata: { 'a\nb': 'x'.repeat(501) } },
+      { name: 'x', metadata: { ['k'.repeat(41)]: 'v' } },
     ]) {
       const res = await t.call(key, 'POST', '/v1/products', body);
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
@@ -58,5 +62,15 @@ describe('products', () => {
     const unknown = await t.call(key, 'POST', '/v1/products', { name: 'x', colour: 'red' });
     expect(unknown.json().error.message).toContain('colour');
     expect((await t.call(key, 'GET', '/v1/events')).json().data.length).toBe(before);
+  });
+
+  it('stores and shows metadata keys and values of any characters', async () => {
+    const metadata = { 'line\nbreak': 'a\nb', 'tab\t': '', '"quoted"': '\\', 'emoji 🧪': '日本', ' ': '\u2028' };
+    const created = await t.call(key, 'POST', '/v1/products', { name: 'Keys', metadata });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().metadata).toEqual(metadata);
+    expect((await t.call(key, 'GET', `/v1/products/${created.json().id}`)).json().metadata).toEqual(metadata);
+    const listed = (await t.call(key, 'GET', '/v1/products?limit=100')).json().data.find((p: { id: string }) => p.id === created.json().id);
+    expect(listed.metadata).toEqual(metadata);
   });
 });

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListOf } from '../http/list.js';
+import { StringMap } from '../http/string-map.js';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
@@ -15,7 +16,7 @@ export const Price = Type.Object(
   { additionalProperties: false },
 );
 
-const Metadata = Type.Record(Type.String(), Type.String({ maxLength: 500 }), {
+const Metadata = StringMap(Type.String({ maxLength: 500 }), {
   maxProperties: 50,
   propertyNames: { minLength: 1, maxLength: 40 },
   description: 'Up to 50 string keys (1-40 characters) with string values (up to 500 characters).',
@@ -28,7 +29,7 @@ export const Product = Type.Object(
     description: Type.Union([Type.String(), Type.Null()]),
     price: Type.Union([Price, Type.Null()]),
     active: Type.Boolean(),
-    metadata: Type.Record(Type.String(), Type.String()),
+    metadata: StringMap(),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },

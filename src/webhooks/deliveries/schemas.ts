@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListOf } from '../../http/list.js';
 import { PageQuery } from '../../http/pagination.js';
+import { StringMap } from '../../http/string-map.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -26,7 +27,7 @@ const listFields = {
 
 export const WebhookDelivery = Type.Object(listFields, { $id: 'WebhookDelivery', description: 'One delivery of one event to one endpoint.' });
 
-const HeaderMap = (description: string) => Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], { description });
+const HeaderMap = (description: string) => Type.Union([StringMap(), Type.Null()], { description });
 
 export const WebhookDeliveryDetail = Type.Object({
   delivery: Type.Object({

@@ -1,0 +1,11 @@
+import { Type, type SchemaOptions, type TString } from '@sinclair/typebox';
+
+/**
+ * An object of string values under any keys (metadata, header sets). Not
+ * `Type.Record(Type.String(), ...)`: that is `patternProperties: { '^(.*)$': ... }`, and `.` matches
+ * no line break, so a key holding one escaped the value's schema on the way in (any value was
+ * stored) and was left out of answers on the way out.
+ */
+export function StringMap(value: TString = Type.String(), options: SchemaOptions = {}) {
+  return Type.Unsafe<Record<string, string>>({ ...options, type: 'object', additionalProperties: value });
+}
