@@ -32,16 +32,27 @@ export function parseTimestamptz(text: string): Date {
     ms = digits(text, 20, end) * 10 ** (23 - end);
   }
   const year = digits(text, 0, 4);
-  // Date.UTC reads years 0-99 as 1900-1999.
-  if (!(year >= 100)) return fallback(text);
-  const time = Date.UTC(
-    year,
-    digits(text, 5, 7) - 1,
-    digits(text, 8, 10),
-    digits(text, 11, 13),
-    digits(text, 14, 16),
-    digits(text, 17, 19),
-    ms,
-  );
-  return Number.isNaN(time) ? fallback(text) : new Date(time);
+  const month = digits(text, 5, 7);
+  const day = digits(text, 8, 10);
+  const hours = digits(text, 11, 13);
+  const minutes = digits(text, 14, 16);
+  const seconds = digits(text, 17, 19);
+  // Years before 100 and anything out of shape (a NaN fails every comparison) go to the general parser.
+  if (!(year >= 100 && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hours <= 23 && minutes <= 59 && seconds <= 59 && ms >= 0)) {
+    return fallback(text);
+  }
+  return new Date(daysSinceEpoch(year, month, day) * 86_400_000 + hours * 3_600_000 + minutes * 60_000 + seconds * 1000 + ms);
+}
+
+/**
+ * Days from 1970-01-01 to a date of the proleptic Gregorian calendar (years from 100 on), by
+ * arithmetic: cheaper than Date.UTC, which leaves JavaScript for every call (two per product row).
+ */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
