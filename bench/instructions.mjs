@@ -1,0 +1,85 @@
+// `node bench/instructions.mjs [--scenario=read|ingest] [--concurrency=1] [--requests=2000] [dir ...]`:
+// user-space instructions per request of the service's main thread, counted by valgrind's callgrind.
+// Timings on a shared machine move by 15-30% between runs; instruction counts repeat within about
+// 1%, so two builds (each dir holds a built dist/, default: this checkout) compare exactly. The
+// service warms up uninstrumented (its JIT settles), then callgrind counts a fixed number of requests.
+// At concurrency 1 every read runs its own query and every creation its own batch, so the count is
+// what one request and one statement cost; at higher concurrency reads share queries (and creations
+// batches) in numbers that depend on timing, and the count moves with them.
+// Needs valgrind (Debian package `valgrind`). Kernel time (the socket writes) is not counted.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { SecretBox } from '../dist/lib/secretbox.js';
+import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
+import { PG_URL, ROOT, freePort, freshSchema } from './lib.mjs';
+import { MASTER_KEY, openSeeded, seedProducts } from './service.mjs';
+
+const option = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback;
+const scenario = option('scenario', 'read');
+const concurrency = Number(option('concurrency', 1));
+const requests = Number(option('requests', 2000));
+const warmup = Number(option('warmup', scenario === 'read' ? 20_000 : 6_000));
+const dirs = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+if (dirs.length === 0) dirs.push(ROOT);
+
+const schema = await freshSchema();
+const target = { engine: 'postgres', url: schema.url, baseUrl: PG_URL, schema: schema.schema };
+const seeded = await openSeeded(target);
+await seedProducts(seeded.db, seeded.workspaceId, 1000);
+if (scenario === 'ingest') {
+  const box = new SecretBox(Buffer.from(MASTER_KEY, 'hex'));
+  for (let i = 0; i < 3; i++) {
+    await createEndpoint(seeded.db, box, { workspaceId: seeded.workspaceId, url: `https://receiver-${i}.example.com/hook`, subscribedEvents: ['product.*'] }, new Date());
+  }
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+const body = JSON.stringify({ name: 'Bench product', price: { amount: 1999, currency: 'USD' }, metadata: { source: 'bench' } });
+const read = scenario === 'read';
+function send(port) {
+  return new Promise((done, fail) => {
+    const headers = { authorization: `Bearer ${seeded.apiKey}`, ...(read ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }) };
+    const req = http.request({ agent, port, host: '127.0.0.1', method: read ? 'GET' : 'POST', path: read ? '/v1/products?limit=20' : '/v1/products', headers }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode < 300 ? done() : fail(new Error(`answer ${res.statusCode}`))));
+    });
+    req.on('error', fail);
+    req.end(read ? undefined : body);
+  });
+}
+async function load(port, count) {
+  let sent = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => { while (sent++ < count) await send(port); }));
+}
+
+const out = mkdtempSync(join(tmpdir(), 'svc-callgrind-'));
+try {
+  for (const dir of dirs.map((d) => resolve(d))) {
+    const port = await freePort();
+    const env = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', SVC_MASTER_KEY: MASTER_KEY, SVC_WORKERS: '0', DATABASE_URL: target.url, SVC_RATE_LIMIT_API_KEY: '1000000000' };
+    const args = ['--tool=callgrind', '--smc-check=all', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${out}/cg.%p`, process.execPath, join(dir, 'dist/cli.js'), 'serve'];
+    const child = spawn('valgrind', args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    await new Promise((ready, fail) => {
+      child.stdout.on('data', (chunk) => String(chunk).includes('is listening on') && ready());
+      child.on('exit', (code) => fail(new Error(`valgrind exited ${code}`)));
+    });
+    await load(port, warmup);
+    execFileSync('callgrind_control', ['-i', 'on', String(child.pid)], { stdio: 'ignore' });
+    await load(port, requests);
+    execFileSync('callgrind_control', ['-d', String(child.pid)], { stdio: 'ignore' });
+    child.removeAllListeners('exit');
+    child.kill('SIGKILL');
+    // Thread 1 is the event loop; the others are V8's compiler and collector helpers and libuv's pool.
+    const main = readdirSync(out).find((f) => f.startsWith(`cg.${child.pid}.`) && f.endsWith('-01'));
+    const total = Number(/^(?:summary|totals): (\d+)/m.exec(readFileSync(join(out, main), 'utf8'))[1]);
+    process.stdout.write(`${dir}: ${Math.round(total / requests)} instructions per ${scenario} request (main thread, ${requests} requests, concurrency ${concurrency})\n`);
+  }
+} finally {
+  rmSync(out, { recursive: true, force: true });
+  agent.destroy();
+  await seeded.db.close();
+  await schema.drop();
+}
