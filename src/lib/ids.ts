@@ -49,7 +49,7 @@ export function newId(prefix: IdPrefix, at: Date = new Date()): string {
   if (ms !== lastMs || prefix !== lastPrefix) {
     lastPrefix = prefix;
     lastMs = ms;
-    lastStart = `${prefix}_${encodeTime(ms)}`;
+    lastStart = idTimePrefix(prefix, at);
   }
   return lastStart + encodeRandom16();
 }

@@ -12,18 +12,14 @@ export const WINDOW_MS = 60_000;
  * IETF httpapi rate-limit headers (DESIGN "Rate limits"): the policy, what is left of it now and the
  * seconds until it starts to refill; a refusal adds Retry-After.
  */
-function setHeaders(reply: FastifyReply, policy: string, decision: RateLimitDecision): void {
-  reply.header('RateLimit-Policy', policyHeader(policy, decision.limit));
-  reply.header('RateLimit', remainingHeader(policy, decision));
+function setHeaders(reply: FastifyReply, policy: string, decision: RateLimitDecision, policyText = policyHeader(policy, decision.limit)): void {
+  reply.header('RateLimit-Policy', policyText);
+  reply.header('RateLimit', `"${policy}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}`);
   if (!decision.allowed) reply.header('Retry-After', String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))));
 }
 
 function policyHeader(policy: string, limit: number): string {
   return `"${policy}";q=${limit};w=${WINDOW_MS / 1000}`;
-}
-
-function remainingHeader(policy: string, decision: RateLimitDecision): string {
-  return `"${policy}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}`;
 }
 
 function refused(decision: RateLimitDecision, what: string): ApiError {
@@ -72,12 +68,8 @@ function credentialLimit(ctx: AppContext, principal: Principal): CredentialLimit
 export function limitCredential(ctx: AppContext, reply: FastifyReply, principal: Principal): void | Promise<void> {
   const limit = credentialLimit(ctx, principal);
   return hitThen(ctx, limit.key, limit.rule, true, (decision) => {
-    if (!decision.allowed) {
-      setHeaders(reply, 'default', decision);
-      throw refused(decision, 'Too many requests for this credential');
-    }
-    reply.header('RateLimit-Policy', limit.policy);
-    reply.header('RateLimit', remainingHeader('default', decision));
+    setHeaders(reply, 'default', decision, limit.policy);
+    if (!decision.allowed) throw refused(decision, 'Too many requests for this credential');
   });
 }
 
