@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CredentialCache } from './auth/cache.js';
 import type { Config } from './config.js';
+import { HELD_CLAIMS_PER_WORKER } from './webhooks/engine/held-claim.js';
 import { DeliveryNotifier } from './webhooks/notifier.js';
 import type { AppContext } from './context.js';
 import type { Db } from './db/db.js';
@@ -51,7 +52,8 @@ export function createContext(
 
 export async function openContext(config: Config): Promise<AppContext> {
   const masterKey = resolveMasterKey(config);
-  const db = await openDatabase(config);
+  // Each delivery worker may keep HELD_CLAIMS_PER_WORKER claims open, each on a connection of its own.
+  const db = await openDatabase(config, HELD_CLAIMS_PER_WORKER * Math.max(1, config.workers));
   await migrate(db);
   return createContext(config, db, masterKey);
 }

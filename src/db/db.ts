@@ -3,10 +3,23 @@ export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
+/** A transaction kept open across other work, on a connection of its own, until commit or rollback. */
+export interface OpenTransaction extends Queryable {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
 export interface Db extends Queryable {
   readonly engine: 'postgres' | 'pglite';
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Opens a transaction that stays open while the caller does other work (delivery workers hold row
+   * locks this way, engine/held-claim.ts). PostgreSQL only: PGlite has one connection, which an
+   * open transaction would take from everything else. `settings` apply to this transaction only
+   * (SET LOCAL), sent with its BEGIN.
+   */
+  begin?(settings?: Record<string, string>): Promise<OpenTransaction>;
   /** Calls `onNotify` for every NOTIFY on `channel`; resolves to an unsubscribe function. */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;

@@ -5,9 +5,15 @@ import type { Db } from './db.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 
-/** `DATABASE_URL` selects PostgreSQL; otherwise PGlite in `<SVC_DATA_DIR>/pglite`. */
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Db> {
-  if (config.databaseUrl) return openPostgres({ url: config.databaseUrl });
+/** PostgreSQL connections of a process for its queries and short transactions. */
+const API_CONNECTIONS = 10;
+
+/**
+ * `DATABASE_URL` selects PostgreSQL; otherwise PGlite in `<SVC_DATA_DIR>/pglite`. `heldConnections`
+ * are PostgreSQL connections beyond the API's that delivery workers may keep in open transactions.
+ */
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, heldConnections = 0): Promise<Db> {
+  if (config.databaseUrl) return openPostgres({ url: config.databaseUrl, poolSize: API_CONNECTIONS + heldConnections });
   mkdirSync(config.dataDir, { recursive: true });
   return openPglite(join(config.dataDir, 'pglite'));
 }

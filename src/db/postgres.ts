@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { Listener } from './listener.js';
-import type { Db, Queryable } from './db.js';
+import type { Db, OpenTransaction, Queryable } from './db.js';
 import { parseTimestamptz } from './timestamps.js';
 
 // int8 (count(*), bigint columns) as JavaScript numbers: every value we store fits in 2^53.
@@ -74,25 +74,58 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     return result.rows as T[];
   }
 
+  async function begin(settings: Record<string, string> = {}): Promise<OpenTransaction> {
+    const client = await pool.connect();
+    // A connection lost between two statements (a restart, a terminated backend) emits 'error' on
+    // the client, which would take the process down with nobody listening; the next statement, or
+    // the end, then fails instead, and the connection is destroyed.
+    let lost: Error | undefined;
+    const onLost = (error: Error) => (lost = error);
+    client.on('error', onLost);
+    const release = (error?: Error) => {
+      client.removeListener('error', onLost);
+      client.release(error ?? lost);
+    };
+    try {
+      // One round trip: the settings travel with BEGIN as one simple query.
+      await client.query(['BEGIN', ...Object.entries(settings).map(([name, value]) => `SET LOCAL ${name} = ${value}`)].join('; '));
+    } catch (error) {
+      release(error as Error);
+      throw error;
+    }
+    let ended = false;
+    // A connection whose COMMIT or ROLLBACK fails is broken: it is destroyed rather than returned to the pool.
+    const end = async (sql: 'COMMIT' | 'ROLLBACK') => {
+      if (ended) return;
+      ended = true;
+      try {
+        await client.query(sql);
+        release();
+      } catch (error) {
+        release(error as Error);
+        throw error;
+      }
+    };
+    return {
+      query: async <R>(sql: string, params?: unknown[]) => (await client.query(prepared(sql, params))).rows as R[],
+      commit: () => end('COMMIT'),
+      rollback: () => end('ROLLBACK'),
+    };
+  }
+
   return {
     engine: 'postgres',
     query,
+    begin,
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
-      // A connection whose ROLLBACK fails is broken: it is destroyed rather than returned to the pool.
-      let broken: Error | undefined;
+      const transaction = await begin();
       try {
-        await client.query('BEGIN');
-        const result = await fn({
-          query: async <R>(sql: string, params?: unknown[]) => (await client.query(prepared(sql, params))).rows as R[],
-        });
-        await client.query('COMMIT');
+        const result = await fn(transaction);
+        await transaction.commit();
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+        await transaction.rollback().catch(() => {});
         throw error;
-      } finally {
-        client.release(broken);
       }
     },
     async listen(channel, onNotify) {
