@@ -72,6 +72,7 @@ function claimedOf(row: HandedRow, lease: Date, body: string | null): ClaimedDel
     eventType: row.event_type,
     attempt: 0,
     lease,
+    held: null,
     body,
     url: row.url,
     endpointActive: true,

@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
+import type { Queryable } from '../../src/db/db.js';
 import { ManualClock, type Clock } from '../../src/lib/clock.js';
 import { creationRow, insertCreations } from '../../src/products/create-batch.js';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
@@ -13,15 +14,26 @@ import { startReceiver, type Behaviour } from '../helpers/receiver.js';
 const NO_POLL = { allowPrivateTargets: true, pollIntervalMs: 3_600_000 };
 const CLAIM = /FOR UPDATE SKIP LOCKED/;
 
-/** Records every statement run through the app's database and, for claims, how many rows each took. */
+/**
+ * Records every statement run through the app's database, in open transactions too (held claims),
+ * and, for claims, how many rows each took.
+ */
 function recordStatements(t: TestApp): { sql: string; rows: number }[] {
   const log: { sql: string; rows: number }[] = [];
-  const query = t.ctx.db.query.bind(t.ctx.db);
-  t.ctx.db.query = (async (sql: string, params?: unknown[]) => {
-    const rows = await query(sql, params);
-    log.push({ sql, rows: rows.length });
-    return rows;
-  }) as typeof t.ctx.db.query;
+  const recorded = (query: Queryable['query']) =>
+    (async (sql: string, params?: unknown[]) => {
+      const rows = await query(sql, params);
+      log.push({ sql, rows: rows.length });
+      return rows;
+    }) as Queryable['query'];
+  t.ctx.db.query = recorded(t.ctx.db.query.bind(t.ctx.db));
+  const begin = t.ctx.db.begin?.bind(t.ctx.db);
+  if (begin) {
+    t.ctx.db.begin = async () => {
+      const tx = await begin();
+      return { ...tx, query: recorded(tx.query) };
+    };
+  }
   return log;
 }
 

@@ -17,7 +17,8 @@ export interface Outcome {
   /** The endpoint's count of consecutive failed deliveries when the row was claimed. */
   endpointFailures: number;
   claimedAttempt: number;
-  lease: Date;
+  /** The lease the row was claimed with; null for a row held by a row lock (held-claim.ts). */
+  lease: Date | null;
   attempted: boolean;
   status: 'success' | 'pending' | 'failed' | 'disabled';
   nextAttemptAt: Date | null;

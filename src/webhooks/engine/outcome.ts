@@ -5,8 +5,8 @@ import type { Outcome } from './attempt.js';
 import { AUTO_DISABLE_AFTER, autoDisable } from './auto-disable.js';
 
 /**
- * Writes a batch of outcomes: the delivery rows, each endpoint's count of consecutive failed
- * deliveries, and any auto-disable that count calls for.
+ * Writes a batch of outcomes of rows claimed by lease: the delivery rows, each endpoint's count of
+ * consecutive failed deliveries, and any auto-disable that count calls for.
  *
  * Writes are idempotent and guarded by the claim: a row is only changed while it is still `pending`
  * with this worker's attempt number and lease, so a worker whose lease ran out (and whose row
@@ -21,20 +21,48 @@ import { AUTO_DISABLE_AFTER, autoDisable } from './auto-disable.js';
  */
 export async function recordOutcomes(ctx: AppContext, outcomes: Outcome[]): Promise<void> {
   if (outcomes.length === 0) return;
-  const counted = outcomes.filter((o) => o.status === 'failed' || (o.status === 'success' && o.endpointFailures > 0));
+  const counted = outcomes.filter(changesCount);
   if (counted.length === 0) {
     // A success may still find a count that another worker raised since the claim: reset it inline.
-    await withDeadlockRetry(() => writeDeliveries(ctx.db, outcomes, true));
+    await withDeadlockRetry(() => writeDeliveries(ctx.db, outcomes, 'lease', true));
     return;
   }
   const endpointIds = [...new Set(counted.map((o) => o.endpointId))].sort();
   await withDeadlockRetry(() =>
     ctx.db.tx(async (q) => {
       await q.query('SELECT id FROM webhook_endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [endpointIds]);
-      const written = await writeDeliveries(q, outcomes, false);
+      const written = await writeDeliveries(q, outcomes, 'lease', false);
       await countFailures(q, ctx, outcomes, written);
     }),
   );
+}
+
+/**
+ * Whether an outcome may change its endpoint's count of consecutive failed deliveries: a delivery
+ * failing for good, or a success on an endpoint with failures on record. Such outcomes lock the
+ * endpoint, so rows held by a row lock write them after their transaction (held-claim.ts).
+ */
+export function changesCount(o: Outcome): boolean {
+  return o.status === 'failed' || (o.status === 'success' && o.endpointFailures > 0);
+}
+
+/**
+ * Writes outcomes of rows held by row locks of the open transaction `q`, none of which changes a
+ * count (`changesCount`), and returns the endpoints whose count must be reset: a success found
+ * failures that another worker recorded since the claim. The reset is left to the caller, after
+ * commit: an endpoint locked while this transaction holds deliveries would wait on the API in a
+ * cycle (the API locks an endpoint, then its deliveries).
+ */
+export async function writeHeldOutcomes(q: Queryable, outcomes: Outcome[]): Promise<string[]> {
+  if (outcomes.length === 0) return [];
+  const written = await writeDeliveries(q, outcomes, 'lock', false);
+  return [...new Set(written.filter((r) => r.status === 'success' && r.endpoint_failing).map((r) => r.endpoint_id))];
+}
+
+/** A success resets its endpoint's count of consecutive failed deliveries. */
+export async function resetFailures(q: Queryable, endpointIds: string[]): Promise<void> {
+  if (endpointIds.length === 0) return;
+  await q.query('UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = ANY($1::text[]) AND consecutive_failures <> 0', [endpointIds]);
 }
 
 /**
@@ -48,8 +76,26 @@ const NEW_STATUS = `CASE
     ELSE o.status
   END`;
 
+interface Written {
+  id: string;
+  endpoint_id: string;
+  status: string;
+  /** The endpoint's count was not 0 when the row was written. */
+  endpoint_failing: boolean;
+}
+
 /**
- * Returns the new status of each row that moved out of `pending`; only those count for the endpoint.
+ * How a write knows the row is still this worker's: by the lease it was claimed with (and a row
+ * the API disabled meanwhile still gets the attempt's facts), or, for a row held by a row lock of
+ * the writing transaction, by its being still `pending` (nothing else can have changed it).
+ */
+const GUARD = {
+  lease: `((d.status = 'pending' AND d.next_attempt_at = o.lease) OR (d.status = 'disabled' AND o.attempted))`,
+  lock: `d.status = 'pending'`,
+};
+
+/**
+ * Writes the rows; returns those that changed, with their new status.
  *
  * The batch travels as one array per column. Unlike a JSON document of row objects, arrays are not
  * parsed into a tree whose keys are sorted row by row, which cut PostgreSQL's CPU per delivery by
@@ -58,7 +104,7 @@ const NEW_STATUS = `CASE
  * `o` drives the join and each row is then found by primary key, in the generic plan too: joined
  * the other way round, every row of the table side rescans the whole batch (quadratic in its size).
  */
-async function writeDeliveries(q: Queryable, outcomes: Outcome[], resetOnSuccess: boolean): Promise<Map<string, string>> {
+async function writeDeliveries(q: Queryable, outcomes: Outcome[], guard: keyof typeof GUARD, resetOnSuccess: boolean): Promise<Written[]> {
   const column = <T>(value: (o: Outcome) => T): T[] => outcomes.map(value);
   const reset = resetOnSuccess
     ? `, reset AS (
@@ -66,7 +112,7 @@ async function writeDeliveries(q: Queryable, outcomes: Outcome[], resetOnSuccess
           WHERE id IN (SELECT endpoint_id FROM written WHERE status = 'success') AND consecutive_failures <> 0
        )`
     : '';
-  const updated = await q.query<{ id: string; status: string }>(
+  return q.query<Written>(
     `WITH o AS (
        SELECT *, nullif($11::jsonb -> (n - 1)::int, 'null') AS request_headers,
               nullif($13::jsonb -> (n - 1)::int, 'null') AS response_headers
@@ -90,14 +136,14 @@ async function writeDeliveries(q: Queryable, outcomes: Outcome[], resetOnSuccess
          FROM o, webhook_endpoints e
         WHERE d.id = o.id AND e.id = d.endpoint_id
           AND d.attempt = o.claimed_attempt
-          AND ((d.status = 'pending' AND d.next_attempt_at = o.lease) OR (d.status = 'disabled' AND o.attempted))
-       RETURNING d.id, d.endpoint_id, d.status
+          AND ${GUARD[guard]}
+       RETURNING d.id, d.endpoint_id, d.status, e.consecutive_failures <> 0 AS endpoint_failing
      )${reset}
-     SELECT id, status FROM written`,
+     SELECT id, endpoint_id, status, endpoint_failing FROM written`,
     [
       column((o) => o.id),
       column((o) => o.claimedAttempt),
-      column((o) => toIso(o.lease)),
+      column((o) => (o.lease ? toIso(o.lease) : null)),
       column((o) => o.attempted),
       column((o) => o.status),
       column((o) => (o.nextAttemptAt ? toIso(o.nextAttemptAt) : null)),
@@ -110,8 +156,6 @@ async function writeDeliveries(q: Queryable, outcomes: Outcome[], resetOnSuccess
       JSON.stringify(column((o) => o.responseHeaders)),
     ],
   );
-  // A row reaches `success` or `failed` only from `pending`; `disabled` never counts.
-  return new Map(updated.filter((r) => r.status === 'success' || r.status === 'failed').map((r) => [r.id, r.status]));
 }
 
 /**
@@ -119,7 +163,9 @@ async function writeDeliveries(q: Queryable, outcomes: Outcome[], resetOnSuccess
  * `failed` adds one. Taken in the batch's order, an endpoint's new count is (0 if any success, else
  * the stored count) plus the failures after its last success.
  */
-async function countFailures(q: Queryable, ctx: AppContext, outcomes: Outcome[], written: Map<string, string>): Promise<void> {
+async function countFailures(q: Queryable, ctx: AppContext, outcomes: Outcome[], writes: Written[]): Promise<void> {
+  // A row reaches `success` or `failed` only from `pending`; `disabled` never counts.
+  const written = new Map(writes.map((r) => [r.id, r.status]));
   const changes = new Map<string, { reset: boolean; failures: number }>();
   for (const o of outcomes) {
     const status = written.get(o.id);

@@ -3,7 +3,8 @@ import type { AppContext } from '../../context.js';
 import { DELIVERY_CHANNEL } from '../fanout.js';
 import type { LocalWorker } from '../handoff.js';
 import { runAttempt, type Outcome } from './attempt.js';
-import { claimDue, releaseClaims, type ClaimedDelivery } from './claim.js';
+import { claimDue, claimHeld, releaseClaims, type ClaimedDelivery } from './claim.js';
+import { HELD_CLAIMS_PER_WORKER, HeldClaim } from './held-claim.js';
 import { recordOutcomes } from './outcome.js';
 import { HttpSender, type Sender } from './sender.js';
 
@@ -14,6 +15,11 @@ export interface DeliveryWorkerOptions {
   concurrency?: number;
   /** Called for unexpected faults (database unreachable, ...); the worker keeps going. */
   onError?: (error: unknown, during: string) => void;
+  /**
+   * How rows are taken: under row locks of an open transaction (`held`, held-claim.ts; the default
+   * on PostgreSQL), or by writing a lease on them (`lease`, claim.ts; the only way on PGlite).
+   */
+  claims?: 'held' | 'lease';
 }
 
 /** Outcomes written per statement at most. */
@@ -38,6 +44,9 @@ export class DeliveryWorker implements LocalWorker {
   private readonly ownsSender: boolean;
   private readonly concurrency: number;
   private readonly onError: (error: unknown, during: string) => void;
+  private readonly holdsClaims: boolean;
+  /** Claims whose transactions are open (held-claim.ts). */
+  private readonly held = new Set<HeldClaim>();
   private readonly inFlight = new Set<Promise<void>>();
   /** Claimed, not yet started (at most one round of `concurrency` beyond the free slots). */
   private ready: ClaimedDelivery[] = [];
@@ -60,6 +69,7 @@ export class DeliveryWorker implements LocalWorker {
     this.ownsSender = options.sender === undefined;
     this.concurrency = options.concurrency ?? ctx.config.workerConcurrency;
     this.onError = options.onError ?? (() => {});
+    this.holdsClaims = ctx.db.begin !== undefined && (options.claims ?? 'held') === 'held';
   }
 
   async start(): Promise<void> {
@@ -90,8 +100,10 @@ export class DeliveryWorker implements LocalWorker {
     // Writes that reserved slots here hand their rows over when they return: wait for them.
     if (this.reserved > 0) await new Promise<void>((resolve) => (this.reservationsSettled = resolve));
     const unstarted = this.ready.splice(0);
+    for (const row of unstarted) row.held?.drop(row);
     await releaseClaims(this.ctx.db, unstarted, this.ctx.clock.now()).catch((error) => this.onError(error, 'release'));
     await Promise.allSettled([...this.inFlight]);
+    await Promise.allSettled([...this.held].map((claim) => claim.end()));
     await this.drainWrites();
     if (this.ownsSender) await this.sender.close();
   }
@@ -104,11 +116,12 @@ export class DeliveryWorker implements LocalWorker {
   async runDue(): Promise<number> {
     let total = 0;
     for (;;) {
-      const rows = await claimDue(this.ctx.db, this.ctx.clock.now(), this.ctx.config.leaseMs, this.concurrency);
+      const rows = await this.claim(this.concurrency);
       if (rows.length === 0) return total;
       total += rows.length;
-      const outcomes = await Promise.all(rows.map((row) => runAttempt(this.ctx, this.sender, row)));
-      await recordOutcomes(this.ctx, outcomes);
+      await Promise.all(rows.map(async (row) => this.settle(row, await runAttempt(this.ctx, this.sender, row))));
+      await Promise.all([...this.held].map((claim) => claim.end()));
+      await recordOutcomes(this.ctx, this.queue.splice(0));
       await yieldToEventLoop();
     }
   }
@@ -118,8 +131,8 @@ export class DeliveryWorker implements LocalWorker {
   }
 
   reserve(max: number): number {
-    if (!this.running) return 0;
-    const slots = Math.min(max, this.claimable());
+    if (!this.running || this.writesLag()) return 0;
+    const slots = Math.min(max, this.room(1));
     if (slots <= 0) return 0;
     this.reserved += slots;
     return slots;
@@ -154,7 +167,7 @@ export class DeliveryWorker implements LocalWorker {
             this.saturated = true;
             break;
           }
-          const rows = await claimDue(this.ctx.db, this.ctx.clock.now(), this.ctx.config.leaseMs, wanted);
+          const rows = await this.claim(wanted);
           this.ready.push(...rows);
           this.startReady();
           if (rows.length < wanted) break;
@@ -167,12 +180,54 @@ export class DeliveryWorker implements LocalWorker {
     }
   }
 
+  /** Takes up to `limit` due rows, under row locks or by lease. */
+  private async claim(limit: number): Promise<ClaimedDelivery[]> {
+    const now = this.ctx.clock.now();
+    if (!this.holdsClaims || !this.ctx.db.begin) return claimDue(this.ctx.db, now, this.ctx.config.leaseMs, limit);
+    const claim = new HeldClaim(await this.ctx.db.begin(HeldClaim.SETTINGS), this.ctx, {
+      unstarted: (ending) => {
+        const rows = this.ready.filter((row) => row.held === ending);
+        if (rows.length > 0) this.ready = this.ready.filter((row) => row.held !== ending);
+        return rows;
+      },
+      ended: (ended, leased) => {
+        this.held.delete(ended);
+        this.queue.push(...leased);
+        this.write();
+        this.maybeClaimMore();
+      },
+      onError: this.onError,
+    });
+    let rows: ClaimedDelivery[];
+    try {
+      rows = await claimHeld(claim, now, limit);
+    } catch (error) {
+      await claim.tx.rollback().catch(() => {});
+      throw error;
+    }
+    if (rows.length === 0) {
+      await claim.tx.rollback();
+      return rows;
+    }
+    this.held.add(claim);
+    claim.took(rows);
+    return rows;
+  }
+
+  /**
+   * An attempt's outcome: written by the claim that holds its row, or queued for a write as a leased
+   * row, with the lease the row has now (a held claim that ended while the attempt ran leased it).
+   */
+  private settle(row: ClaimedDelivery, outcome: Outcome): void {
+    if (row.held) return row.held.finish(row, outcome);
+    outcome.lease = row.lease;
+    this.queue.push(outcome);
+    this.write();
+  }
+
   private launch(row: ClaimedDelivery): void {
     const task: Promise<void> = runAttempt(this.ctx, this.sender, row)
-      .then((outcome) => {
-        this.queue.push(outcome);
-        this.write();
-      })
+      .then((outcome) => this.settle(row, outcome))
       .catch((error) => this.onError(error, 'attempt'))
       .finally(() => {
         this.inFlight.delete(task);
@@ -188,15 +243,31 @@ export class DeliveryWorker implements LocalWorker {
   }
 
   /**
-   * How many rows to claim now: enough for every free slot plus one round ahead, so a slot whose
+   * How many rows to claim now: enough for every free slot plus rows waiting ahead, so a slot whose
    * request ends starts its next row at once instead of waiting for a claim's round trip. A slot is
-   * free as soon as its request is done; the row stays claimed (leased) until its outcome is
-   * written. Slots reserved for hand-offs count as taken. Claiming waits while writes lag behind by
-   * more than two full rounds.
+   * free as soon as its request is done; the row stays claimed until its outcome is written. Slots
+   * reserved for hand-offs count as taken. Claiming waits while writes lag behind by more than two
+   * full rounds, and while HELD_CLAIMS_PER_WORKER claims are open.
    */
   private claimable(): number {
-    if (this.queue.length + this.writingCount > 2 * this.concurrency) return 0;
-    return 2 * this.concurrency - this.inFlight.size - this.ready.length - this.reserved;
+    if (this.writesLag()) return 0;
+    if (this.held.size >= HELD_CLAIMS_PER_WORKER) return 0;
+    return this.room(this.holdsClaims ? 2 : 1);
+  }
+
+  /**
+   * Free slots plus `roundsAhead` rounds of rows waiting for one. A leased row may wait at most
+   * one round, since its lease covers one attempt waited for and one made (SVC_LEASE is more than
+   * twice SVC_DELIVERY_TIMEOUT). Held rows may wait two, which keeps the slots full while a claim's
+   * round trip waits behind a busy event loop: their claim ends after HOLD_MS at most, and frees the
+   * rows it has not started rather than leasing them.
+   */
+  private room(roundsAhead: number): number {
+    return (1 + roundsAhead) * this.concurrency - this.inFlight.size - this.ready.length - this.reserved;
+  }
+
+  private writesLag(): boolean {
+    return this.queue.length + this.writingCount > 2 * this.concurrency;
   }
 
   /** A worker that stopped claiming claims again once a quarter of a round can be taken. */
@@ -213,6 +284,8 @@ export class DeliveryWorker implements LocalWorker {
    * connection, so one.
    */
   private write(): void {
+    // runDue() and stop() write what is queued themselves.
+    if (!this.running) return;
     // Start on the next turn of the event loop, so every response that arrived in this one joins
     // the batch (on PGlite, a query runs on this thread and nothing else arrives meanwhile).
     if (this.writeScheduled) return;

@@ -1,0 +1,98 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config.js';
+import { claimDue } from '../../src/webhooks/engine/claim.js';
+import { HOLD_MS } from '../../src/webhooks/engine/held-claim.js';
+import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { ENGINE } from '../helpers/db.js';
+import { addEndpoint, createProduct, deliveriesOf, eventually } from '../helpers/delivery.js';
+import { startReceiver, type Behaviour } from '../helpers/receiver.js';
+
+/** The backend process of every transaction the app's database opens from now on (held claims). */
+function backendsOfOpenTransactions(t: TestApp): number[] {
+  const pids: number[] = [];
+  const begin = t.ctx.db.begin!.bind(t.ctx.db);
+  t.ctx.db.begin = async (settings) => {
+    const tx = await begin(settings);
+    const [{ pid }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    pids.push(pid);
+    return tx;
+  };
+  return pids;
+}
+
+// An open transaction needs a connection of its own; on PGlite, with one connection, workers claim by lease.
+describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', () => {
+  const cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+
+  async function setup(config: Partial<Config>, script: (r: unknown, i: number) => Behaviour) {
+    const t = await startTestApp({ config: { allowPrivateTargets: true, ...config } });
+    cleanup.push(() => t.close());
+    const receiver = await startReceiver(script);
+    cleanup.push(() => receiver.close());
+    const { id: endpointId } = await addEndpoint(t, receiver.url);
+    return { t, receiver, endpointId };
+  }
+
+  function started(t: TestApp, concurrency: number, errors: string[] = []): DeliveryWorker {
+    const worker = new DeliveryWorker(t.ctx, { concurrency, onError: (error, during) => errors.push(`${during}: ${(error as Error).message}`) });
+    cleanup.push(() => worker.stop());
+    return worker;
+  }
+
+  it('takes rows without writing them, leases the attempt still running when the hold ends and frees the rows not started', async () => {
+    const { t, receiver, endpointId } = await setup({ pollIntervalMs: 3_600_000 }, () => ({ hang: true }));
+    for (let i = 0; i < 3; i++) await createProduct(t, `Hat ${i}`);
+    const due = await deliveriesOf(t, endpointId);
+    // One slot, two rounds waiting: one claim holds all three rows, one of them in flight.
+    const worker = started(t, 1);
+    await worker.start();
+    await receiver.waitFor(1);
+    const inFlight = receiver.requests[0].flatHeaders['webhook-id'];
+
+    // Held, not written: every row is as the fan-out left it, and no other claim can take one.
+    expect((await deliveriesOf(t, endpointId)).map((r) => [r.status, r.next_attempt_at])).toEqual(due.map((r) => ['pending', r.next_attempt_at]));
+    expect(await claimDue(t.ctx.db, t.clock.now(), t.ctx.config.leaseMs, 10)).toEqual([]);
+
+    // When the hold ends, the attempt in flight goes on under a lease; the others are never leased.
+    await eventually(async () => (await deliveriesOf(t, endpointId)).some((r) => r.next_attempt_at!.getTime() > r.created_at.getTime()), HOLD_MS * 10);
+    for (const row of await deliveriesOf(t, endpointId)) {
+      if (row.id === inFlight) expect(row.next_attempt_at!.getTime()).toBeGreaterThanOrEqual(row.created_at.getTime() + t.ctx.config.leaseMs);
+      else expect(row.next_attempt_at).toEqual(row.created_at);
+    }
+
+    receiver.respond(() => ({ status: 200 }));
+    receiver.release({ status: 200 });
+    await eventually(async () => (await deliveriesOf(t, endpointId)).every((r) => r.status === 'success'));
+    const rows = await deliveriesOf(t, endpointId);
+    expect(rows.every((r) => r.attempt === 1 && r.next_attempt_at === null)).toBe(true);
+    expect(receiver.requests.map((r) => r.flatHeaders['webhook-id']).sort()).toEqual(rows.map((r) => r.id).sort());
+  });
+
+  it('sends the rows of a claim whose connection was lost again, and goes on', async () => {
+    const { t, receiver, endpointId } = await setup({ pollIntervalMs: 50 }, () => ({ hang: true }));
+    await createProduct(t, 'Hat 1');
+    await createProduct(t, 'Hat 2');
+    const backends = backendsOfOpenTransactions(t);
+    const errors: string[] = [];
+    const worker = started(t, 4, errors);
+    await worker.start();
+    await receiver.waitFor(2);
+
+    // The claim's backend goes away while both attempts are in flight; nothing of it was written.
+    await t.ctx.db.query('SELECT pg_terminate_backend($1)', [backends[0]]);
+    receiver.respond(() => ({ status: 200 }));
+    receiver.release({ status: 200 });
+
+    await eventually(async () => (await deliveriesOf(t, endpointId)).every((r) => r.status === 'success'));
+    expect(errors.some((e) => e.startsWith('record: '))).toBe(true);
+    const rows = await deliveriesOf(t, endpointId);
+    expect(rows.every((r) => r.attempt === 1)).toBe(true);
+    // At-least-once: each row was sent twice, with the same webhook-id.
+    const sent = receiver.requests.map((r) => r.flatHeaders['webhook-id']);
+    for (const row of rows) expect(sent.filter((id) => id === row.id)).toHaveLength(2);
+  });
+});
