@@ -1,11 +1,12 @@
 // Scenario 3: draining N pending deliveries to a local receiver, every outcome durably recorded,
 // against a raw undici Pool posting the same signed bodies to the same receiver at the same concurrency.
+import { availableParallelism } from 'node:os';
 import { Pool } from 'undici';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
 import { DELIVERY_CHANNEL } from '../dist/webhooks/fanout.js';
-import { cpuSeconds, median, ratiosByRound, round, sleep, startReceiver } from './lib.mjs';
+import { cpuSeconds, idleSeconds, median, postgresCpuSeconds, ratiosByRound, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
 
 const CONCURRENCY = 64;
@@ -73,6 +74,9 @@ async function pendingLeft(service, apiKey) {
 async function drain(service, receiver, count, wake, pending) {
   await receiver.reset();
   const cpuAtStart = cpuSeconds(service.child.pid);
+  const postgresAtStart = postgresCpuSeconds();
+  const idleAtStart = idleSeconds();
+  const startedAt = Date.now();
   await wake();
   // Arrivals are counted by the receiver (cheap); the database is asked only once all have arrived,
   // or every 2 s in case some never will.
@@ -83,10 +87,12 @@ async function drain(service, receiver, count, wake, pending) {
   }
   const ended = Date.now();
   const serviceCpuUs = ((cpuSeconds(service.child.pid) - cpuAtStart) * 1e6) / count;
+  const postgresCpuUs = ((postgresCpuSeconds() - postgresAtStart) * 1e6) / count;
+  const idle = (idleSeconds() - idleAtStart) / (((ended - startedAt) / 1000) * availableParallelism());
   const { count: received, first } = await receiver.count();
   await receiver.reset();
   if (received < count) throw new Error(`receiver saw ${received} of ${count} deliveries`);
-  return { rate: count / ((ended - first) / 1000), serviceCpuUs };
+  return { rate: count / ((ended - first) / 1000), serviceCpuUs, postgresCpuUs, idle };
 }
 
 /**
@@ -110,8 +116,8 @@ async function postgresRounds(target, seeded, receiver, endpoint, secret, count,
       await seeded.db.query('ANALYZE webhook_deliveries, events');
       await settle(seeded.db);
       const { rate: ceiling, cpuPerRequestUs } = await rawUndici(receiver.url, secret, rows);
-      const { rate, serviceCpuUs } = await drain(service, receiver, count, wake, pending);
-      runs.push({ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, cpuPerRequestUs });
+      const { rate, serviceCpuUs, postgresCpuUs, idle } = await drain(service, receiver, count, wake, pending);
+      runs.push({ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, postgresCpuUs, idle, cpuPerRequestUs });
     }
     return { runs, cold, rss: service.peakRssMb() };
   } finally {
@@ -129,8 +135,9 @@ async function pgliteRound(target, seeded, receiver, endpoint, secret, count) {
   await seeded.db.close();
   const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY) });
   try {
-    const { rate, serviceCpuUs } = await drain(service, receiver, count, async () => {}, async () => (await pendingLeft(service, seeded.apiKey)) > 0);
-    return { runs: [{ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, cpuPerRequestUs }], cold: null, rss: service.peakRssMb() };
+    const { rate, serviceCpuUs, idle } = await drain(service, receiver, count, async () => {}, async () => (await pendingLeft(service, seeded.apiKey)) > 0);
+    // The database runs inside the service.
+    return { runs: [{ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, postgresCpuUs: null, idle, cpuPerRequestUs }], cold: null, rss: service.peakRssMb() };
   } finally {
     await service.stop();
   }
@@ -164,7 +171,9 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
     baseline: round(median(runs.map((r) => r.ceiling)), 0),
     baselineName: 'raw undici Pool, same signed bodies',
     extra: [
-      `service CPU ${round(median(runs.map((r) => r.serviceCpuUs)), 0)} µs per delivery, raw client ${round(median(runs.map((r) => r.cpuPerRequestUs)), 0)} µs per request`,
+      `CPU per delivery: service ${round(median(runs.map((r) => r.serviceCpuUs)), 0)} µs${
+        runs[0].postgresCpuUs === null ? ' with its embedded database' : `, PostgreSQL ${round(median(runs.map((r) => r.postgresCpuUs)), 0)} µs`
+      } (raw client ${round(median(runs.map((r) => r.cpuPerRequestUs)), 0)} µs per request); cores idle ${round(100 * median(runs.map((r) => r.idle)), 0)}% of the time`,
       cold ? `its first ${WARM_UP.toLocaleString('en')} after start (warm-up, not counted): ${round(cold.rate, 0)}/s at ${round(cold.serviceCpuUs, 0)} µs` : 'from a cold start',
       byRound,
     ]

@@ -1,7 +1,7 @@
 // Shared plumbing of the benchmark: processes, the database, load generation, measurements.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -58,6 +58,32 @@ export function cpuSeconds(pid) {
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU time used so far by every process named `postgres` on this machine (the server's backends and
+ * its background writers), in seconds: what the database spends, when it runs here.
+ */
+export function postgresCpuSeconds() {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      total += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total / 100;
+}
+
+/** Idle time of all the machine's cores so far, in seconds (/proc/stat). */
+export function idleSeconds() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  return (Number(fields[4]) + Number(fields[5])) / 100;
 }
 
 /** Starts a child and resolves once `ready` (a string on stdout, or a port answering). */
