@@ -62,7 +62,8 @@ export function cpuSeconds(pid) {
 
 /**
  * CPU time used so far by every process named `postgres` on this machine (the server's backends and
- * its background writers), in seconds: what the database spends, when it runs here.
+ * its background writers), in seconds: what the database spends, when it runs here. A backend that
+ * has ended counts too: its time moves to the server's main process, which reaped it (cutime, cstime).
  */
 export function postgresCpuSeconds() {
   let total = 0;
@@ -72,7 +73,7 @@ export function postgresCpuSeconds() {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
       const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      total += Number(fields[11]) + Number(fields[12]);
+      total += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
     } catch {
       // The process ended meanwhile.
     }

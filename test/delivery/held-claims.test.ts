@@ -72,6 +72,22 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
     expect(receiver.requests.map((r) => r.flatHeaders['webhook-id']).sort()).toEqual(rows.map((r) => r.id).sort());
   });
 
+  it('claims the rows a claim gave back again at once, not at the next poll', async () => {
+    const { t, receiver, endpointId } = await setup({ pollIntervalMs: 3_600_000 }, () => ({ hang: true }));
+    for (let i = 0; i < 3; i++) await createProduct(t, `Hat ${i}`);
+    // Two slots: the claim takes all three rows, fewer than it had room for; one waits.
+    const worker = started(t, 2);
+    await worker.start();
+    await receiver.waitFor(2);
+    // The hold ends: the two attempts go on under leases, the row not started is given back.
+    await eventually(async () => (await deliveriesOf(t, endpointId)).filter((r) => r.next_attempt_at!.getTime() > r.created_at.getTime()).length === 2, HOLD_MS * 10);
+
+    receiver.respond(() => ({ status: 200 }));
+    receiver.release({ status: 200 });
+    await eventually(async () => (await deliveriesOf(t, endpointId)).every((r) => r.status === 'success'), 5_000);
+    expect(receiver.requests).toHaveLength(3);
+  });
+
   it('sends the rows of a claim whose connection was lost again, and goes on', async () => {
     const { t, receiver, endpointId } = await setup({ pollIntervalMs: 50 }, () => ({ hang: true }));
     await createProduct(t, 'Hat 1');

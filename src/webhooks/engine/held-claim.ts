@@ -51,8 +51,11 @@ export class HeldClaim {
     private readonly handlers: {
       /** Takes back the claim's rows that wait in the worker, not yet started: the commit frees them. */
       unstarted(claim: HeldClaim): ClaimedDelivery[];
-      /** The claim committed (or failed); `leased` are outcomes to write as leased rows. */
-      ended(claim: HeldClaim, leased: Outcome[]): void;
+      /**
+       * The claim committed (or failed); `leased` are outcomes to write as leased rows, `freed` the
+       * rows it gave back without an attempt (due again now).
+       */
+      ended(claim: HeldClaim, leased: Outcome[], freed: number): void;
       onError(error: unknown, during: string): void;
     },
   ) {}
@@ -87,7 +90,8 @@ export class HeldClaim {
     if (this.timer) clearTimeout(this.timer);
     // Rows not yet started are freed by the commit, due as they were; rows in flight go on under a
     // lease, and their outcomes take it (worker.ts).
-    if (this.waiting > 0) for (const row of this.handlers.unstarted(this)) row.held = null;
+    const unstarted = this.waiting > 0 ? this.handlers.unstarted(this) : [];
+    for (const row of unstarted) row.held = null;
     const lease = new Date(this.ctx.clock.now().getTime() + this.ctx.config.leaseMs);
     const unfinished = this.rows.filter((row) => row.held === this);
     for (const row of unfinished) {
@@ -98,6 +102,7 @@ export class HeldClaim {
     for (const outcome of counting) outcome.lease = lease;
     const leasedIds = [...unfinished.map((row) => row.id), ...counting.map((o) => o.id)];
     let leased = counting;
+    let freed = unstarted.length;
     try {
       const reset = await writeHeldOutcomes(this.tx, counting.length > 0 ? this.outcomes.filter((o) => !changesCount(o)) : this.outcomes);
       if (leasedIds.length > 0) {
@@ -108,10 +113,11 @@ export class HeldClaim {
     } catch (error) {
       // Nothing was written: every row of the claim is due again as it was.
       leased = [];
+      freed = this.rows.length;
       await this.tx.rollback().catch(() => {});
       this.handlers.onError(error, 'record');
     } finally {
-      this.handlers.ended(this, leased);
+      this.handlers.ended(this, leased, freed);
     }
   }
 }

@@ -190,11 +190,13 @@ export class DeliveryWorker implements LocalWorker {
         if (rows.length > 0) this.ready = this.ready.filter((row) => row.held !== ending);
         return rows;
       },
-      ended: (ended, leased) => {
+      ended: (ended, leased, freed) => {
         this.held.delete(ended);
         this.queue.push(...leased);
         this.write();
-        this.maybeClaimMore();
+        // Rows the claim gave back are due now: take them again rather than at the next poll.
+        if (freed > 0) this.kick();
+        else this.maybeClaimMore();
       },
       onError: this.onError,
     });
