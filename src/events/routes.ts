@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { sendCoalesced } from '../http/coalesce.js';
 import { errorResponses, notFound, validation } from '../http/errors.js';
-import { pageUrls, requestCursor } from '../http/list.js';
+import { pageJson, pageUrls, requestCursor } from '../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
 import { isId } from '../lib/ids.js';
@@ -33,9 +33,8 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount)
       const cursor = requestCursor(ctx, page, binding);
       return sendCoalesced(ctx, request, reply, workspaceId, async () => {
         const result = await listEvents(ctx.db, workspaceId, { type, subjectType, subjectId }, cursor, limit);
-        const urls = pageUrls(ctx, request, binding, result);
         // Stored bodies go out as they are, so list and retrieve serve the same bytes.
-        return `{"data":[${result.rows.map((r) => r.body).join(',')}],"nextPageUrl":${JSON.stringify(urls.nextPageUrl)},"previousPageUrl":${JSON.stringify(urls.previousPageUrl)}}`;
+        return pageJson(result.rows.map((r) => r.body), pageUrls(ctx, request, binding, result));
       });
     },
   });

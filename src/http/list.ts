@@ -22,6 +22,14 @@ export interface ListEnvelope<T> {
   previousPageUrl: string | null;
 }
 
+/**
+ * A list page's JSON (ListOf) joined from its items' JSON texts, stored or rendered by the
+ * database, without parsing and serialising them again.
+ */
+export function pageJson(items: string[], urls: { nextPageUrl: string | null; previousPageUrl: string | null }): string {
+  return `{"data":[${items.join(',')}],"nextPageUrl":${JSON.stringify(urls.nextPageUrl)},"previousPageUrl":${JSON.stringify(urls.previousPageUrl)}}`;
+}
+
 /** Small result sets come whole, with both URLs null (spec 4.6 rule 4). */
 export function wholeList<T>(data: T[]): ListEnvelope<T> {
   return { data, nextPageUrl: null, previousPageUrl: null };

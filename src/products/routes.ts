@@ -4,13 +4,13 @@ import type { AppContext } from '../context.js';
 import { mutateAndEmit } from '../events/emit.js';
 import { sendCoalesced } from '../http/coalesce.js';
 import { errorResponses, notFound, validation } from '../http/errors.js';
-import { pageUrls, requestCursor } from '../http/list.js';
+import { pageJson, pageUrls, requestCursor } from '../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
 import { isId } from '../lib/ids.js';
 import { Deleted, ProductCreate, ProductList, ProductUpdate, isCurrency } from './schemas.js';
 import { ProductCreations } from './create-batch.js';
-import { deleteProduct, findProduct, listProducts, productSubject, toView, updateProduct, type ProductRow } from './store.js';
+import { deleteProduct, findProduct, listProductsJson, productSubject, toView, updateProduct, type ProductRow } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:products:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:products:write' } as const;
@@ -61,8 +61,8 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       const binding = { list: 'products', scope: workspaceId, limit, filters: {} };
       const cursor = requestCursor(ctx, page, binding);
       return sendCoalesced(ctx, request, reply, workspaceId, async () => {
-        const result = await listProducts(ctx.db, workspaceId, cursor, limit);
-        return reply.serialize({ data: result.rows.map(toView), ...pageUrls(ctx, request, binding, result) }) as string;
+        const result = await listProductsJson(ctx.db, workspaceId, cursor, limit);
+        return pageJson(result.rows, pageUrls(ctx, request, binding, result));
       });
     },
   });

@@ -61,9 +61,41 @@ export async function findProduct(q: Queryable, workspaceId: string, id: string)
   return row ?? null;
 }
 
-export async function listProducts(q: Queryable, workspaceId: string, cursor: Cursor | null, limit: number): Promise<Page<ProductRow>> {
+/** ISO 8601 in UTC with milliseconds, as toIso writes it (stored times have millisecond precision). */
+const ISO_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
+/**
+ * A product's JSON text exactly as the API answers it (toView, serialised by the Product schema),
+ * rendered by the database on either side of its metadata: `json_head` + metadata + `json_tail`.
+ * The metadata map is serialised here, so its keys keep the order JavaScript gives them (integer-like
+ * keys first), which jsonb does not.
+ */
+const PRODUCT_JSON = `'{"id":' || to_json(id)::text || ',"name":' || to_json(name)::text
+       || ',"description":' || coalesce(to_json(description)::text, 'null')
+       || ',"price":' || CASE WHEN price_amount IS NULL THEN 'null'
+                              ELSE '{"amount":' || price_amount || ',"currency":' || to_json(price_currency)::text || '}' END
+       || ',"active":' || active::text || ',"metadata":' AS json_head,
+       ',"createdAt":"' || to_char(created_at AT TIME ZONE 'UTC', ${ISO_FORMAT})
+       || '","updatedAt":"' || to_char(updated_at AT TIME ZONE 'UTC', ${ISO_FORMAT}) || '"}' AS json_tail`;
+
+interface ProductJsonRow {
+  id: string;
+  created_at: Date;
+  metadata: Record<string, string>;
+  json_head: string;
+  json_tail: string;
+}
+
+/**
+ * A page of products as their JSON texts. Joining rendered text, as event lists join stored bodies,
+ * replaces parsing every field of every row, building its view and serialising it again: that was
+ * about 40% of the instructions of a list request (1.14 M against 0.67 M each, one query per
+ * request). test/product-lists.test.ts holds every item to the single product's answer, byte for byte.
+ */
+export async function listProductsJson(q: Queryable, workspaceId: string, cursor: Cursor | null, limit: number): Promise<Page<string>> {
   const where = new Where().add('workspace_id = $?', workspaceId).add('deleted_at IS NULL');
-  return fetchPage(q, { select: `SELECT ${PRODUCT_COLUMNS} FROM products`, where, cursor, limit });
+  const page = await fetchPage<ProductJsonRow>(q, { select: `SELECT id, created_at, metadata, ${PRODUCT_JSON} FROM products`, where, cursor, limit });
+  return { ...page, rows: page.rows.map((r) => r.json_head + JSON.stringify(r.metadata) + r.json_tail) };
 }
 
 /** Applies the given fields only, to a product that is not deleted. */
