@@ -4,6 +4,7 @@ import { createDemo } from '../dist/admin/demo.js';
 import { migrate } from '../dist/db/migrate.js';
 import { openPglite } from '../dist/db/pglite.js';
 import { openPostgres } from '../dist/db/postgres.js';
+import { NODE_FLAGS } from '../scripts/node-flags.mjs';
 import { freePort, startProcess } from './lib.mjs';
 
 export const MASTER_KEY = randomBytes(32).toString('hex');
@@ -16,7 +17,10 @@ export async function openSeeded(target) {
   return { db, demo, workspaceId: demo.workspaces[0].id, apiKey: demo.workspaces[0].apiKey };
 }
 
-/** `svc serve` (API and, unless SVC_WORKERS=0, workers) as a child process; resolves when it listens. */
+/**
+ * `svc serve` (API and, unless SVC_WORKERS=0, workers) as a child process, with the flags `npm start`
+ * and the `svc` bin give Node.js; resolves when it listens.
+ */
 export async function startService(target, env = {}) {
   const port = await freePort();
   const base = {
@@ -30,7 +34,7 @@ export async function startService(target, env = {}) {
   const dbEnv = target.engine === 'postgres' ? { DATABASE_URL: target.url } : { SVC_DATA_DIR: target.dataDir };
   // BENCH_PROFILE_DIR=dir writes a V8 CPU profile of the service there (open it in Chrome DevTools).
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const proc = await startProcess([...profile, 'dist/cli.js', 'serve'], { ...base, ...dbEnv, ...env }, 'is listening on');
+  const proc = await startProcess([...NODE_FLAGS, ...profile, 'dist/cli.js', 'serve'], { ...base, ...dbEnv, ...env }, 'is listening on');
   return { ...proc, url: `http://127.0.0.1:${port}` };
 }
 

@@ -4,6 +4,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { NODE_FLAGS } from './node-flags.mjs';
 
 function newest(dir) {
   let latest = 0;
@@ -21,6 +22,6 @@ if (built < Math.max(newest('src'), statSync('tsconfig.json').mtimeMs)) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-const child = spawn(process.execPath, ['dist/cli.js', 'serve', '--demo', ...process.argv.slice(2)], { stdio: 'inherit' });
+const child = spawn(process.execPath, [...NODE_FLAGS, 'dist/cli.js', 'serve', '--demo', ...process.argv.slice(2)], { stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -1,4 +1,5 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=32
+// The flags on the line above are scripts/node-flags.mjs (why they are there, and what they measured).
 import { createDemo } from './admin/demo.js';
 import { ADMIN_COMMANDS } from './cli/admin.js';
 import { UsageError, output, parseFlags } from './cli/args.js';

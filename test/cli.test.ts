@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -58,6 +59,17 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
       expect(result.code, args.join(' ')).not.toBe(0);
       expect(result.stderr).toMatch(/^svc: /);
     }
+  });
+
+  it('runs, as the svc bin, through its first line with the Node.js flags of scripts/node-flags.mjs', async () => {
+    const { NODE_FLAGS } = (await import('../scripts/node-flags.mjs')) as { NODE_FLAGS: string[] };
+    const shebang = readFileSync(CLI, 'utf8').split('\n')[0];
+    expect(shebang).toBe(`#!/usr/bin/env -S node ${NODE_FLAGS.join(' ')}`);
+    // What the kernel runs for `svc --help`: the interpreter, the rest of the line as one argument, the file.
+    const space = shebang.indexOf(' ');
+    const result = spawnSync(shebang.slice(2, space), [shebang.slice(space + 1), CLI, '--help'], { encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Usage:');
   });
 
   it('stops at start on a bad setting, naming it', async () => {
