@@ -88,6 +88,32 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
     expect(receiver.requests).toHaveLength(3);
   });
 
+  it('claims a full round at a time while busy, not the room each finished request leaves', async () => {
+    // Answers staggered over 5-50 ms, so requests finish one by one.
+    const { t, endpointId } = await setup({ pollIntervalMs: 3_600_000 }, (_r, i) => ({ status: 200, delayMs: 5 + (i % 4) * 15 }));
+    for (let i = 0; i < 24; i++) await createProduct(t, `Hat ${i}`);
+    const claims: number[] = [];
+    const begin = t.ctx.db.begin!.bind(t.ctx.db);
+    t.ctx.db.begin = async (settings) => {
+      const tx = await begin(settings);
+      const query = tx.query.bind(tx);
+      tx.query = async (sql, params) => {
+        const rows = await query(sql, params);
+        if (sql.includes('FOR UPDATE SKIP LOCKED') && rows.length > 0) claims.push(rows.length);
+        return rows;
+      };
+      return tx;
+    };
+    const worker = started(t, 4);
+    await worker.start();
+    await eventually(async () => (await deliveriesOf(t, endpointId)).every((r) => r.status === 'success'));
+
+    // The first claim fills the slots and two rounds ahead; each later one waits for a round of room.
+    expect(claims[0]).toBe(12);
+    expect(claims.reduce((a, b) => a + b, 0)).toBe(24);
+    expect(claims.slice(0, -1).every((n) => n >= 4)).toBe(true);
+  });
+
   it('sends the rows of a claim whose connection was lost again, and goes on', async () => {
     const { t, receiver, endpointId } = await setup({ pollIntervalMs: 50 }, () => ({ hang: true }));
     await createProduct(t, 'Hat 1');

@@ -163,7 +163,7 @@ export class DeliveryWorker implements LocalWorker {
       try {
         while (this.running) {
           const wanted = this.claimable();
-          if (wanted <= 0) {
+          if (wanted <= 0 || (wanted < this.smallestClaim() && this.busy())) {
             this.saturated = true;
             break;
           }
@@ -272,9 +272,28 @@ export class DeliveryWorker implements LocalWorker {
     return this.queue.length + this.writingCount > 2 * this.concurrency;
   }
 
-  /** A worker that stopped claiming claims again once a quarter of a round can be taken. */
+  /** Whether rows are in flight or waiting to start. */
+  private busy(): boolean {
+    return this.inFlight.size + this.ready.length > 0;
+  }
+
+  /**
+   * The fewest rows a busy worker claims at once. A held claim is a transaction, and a transaction
+   * costs PostgreSQL about 400 µs beyond its rows (BEGIN, the claim, the outcome write, the commit's
+   * WAL flush): claimed and written without HTTP, a row took 47.8 µs of PostgreSQL's CPU in claims
+   * of 16, 34.0 in claims of 32, 29.0 in claims of 64 and 27.2 in claims of 128. Claiming whatever
+   * room a finished request left gave claims of 1 to 192 rows, about 70 on average; held rows wait
+   * up to two rounds ahead, so a busy worker takes a full round or nothing. A claim by lease, whose
+   * rows wait one round at most, takes a quarter of a round, so that the slots do not run dry while
+   * it is on its way.
+   */
+  private smallestClaim(): number {
+    return this.holdsClaims ? this.concurrency : Math.max(1, this.concurrency >> 2);
+  }
+
+  /** A worker that stopped claiming claims again once its smallest claim can be taken. */
   private maybeClaimMore(): void {
-    if (this.saturated && this.claimable() >= Math.max(1, this.concurrency >> 2)) {
+    if (this.saturated && this.claimable() >= this.smallestClaim()) {
       this.saturated = false;
       this.kick();
     }
