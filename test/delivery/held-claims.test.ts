@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
-import { claimDue } from '../../src/webhooks/engine/claim.js';
-import { HOLD_MS } from '../../src/webhooks/engine/held-claim.js';
-import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import { runAttempt } from '../../src/webhooks/engine/attempt.js';
+import { claimDue, claimHeld } from '../../src/webhooks/engine/claim.js';
+import { HOLD_MS, HeldClaim } from '../../src/webhooks/engine/held-claim.js';
+import { writeHeldOutcomes } from '../../src/webhooks/engine/outcome.js';
+import { DeliveryWorker, createSender } from '../../src/webhooks/engine/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ENGINE } from '../helpers/db.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually } from '../helpers/delivery.js';
@@ -112,6 +114,28 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
     expect(claims[0]).toBe(12);
     expect(claims.reduce((a, b) => a + b, 0)).toBe(24);
     expect(claims.slice(0, -1).every((n) => n >= 4)).toBe(true);
+  });
+
+  it('names, of a batch of held outcomes, only the endpoints whose failure count a success must reset', async () => {
+    const { t, endpointId } = await setup({}, () => ({ status: 200 }));
+    const other = await startReceiver(() => ({ status: 200 }));
+    cleanup.push(() => other.close());
+    const { id: otherId } = await addEndpoint(t, other.url);
+    for (let i = 0; i < 3; i++) await createProduct(t, `Hat ${i}`);
+    const sender = createSender(t.ctx);
+    cleanup.push(() => sender.close());
+    const tx = await t.ctx.db.begin!(HeldClaim.SETTINGS);
+    const rows = await claimHeld({ tx } as HeldClaim, t.clock.now(), 10);
+    expect(new Set(rows.map((r) => r.endpointId))).toEqual(new Set([endpointId, otherId]));
+    // Another worker records failures for one endpoint after the claim read a count of 0.
+    await t.ctx.db.query('UPDATE webhook_endpoints SET consecutive_failures = 3 WHERE id = $1', [endpointId]);
+    const outcomes = await Promise.all(rows.map((row) => runAttempt(t.ctx, sender, row)));
+    expect(outcomes.every((o) => o.status === 'success')).toBe(true);
+
+    expect(await writeHeldOutcomes(tx, outcomes)).toEqual([endpointId]);
+    await tx.commit();
+    expect((await deliveriesOf(t, endpointId)).every((r) => r.status === 'success')).toBe(true);
+    expect((await deliveriesOf(t, otherId)).every((r) => r.status === 'success')).toBe(true);
   });
 
   it('sends the rows of a claim whose connection was lost again, and goes on', async () => {

@@ -56,8 +56,8 @@ export function changesCount(o: Outcome): boolean {
  */
 export async function writeHeldOutcomes(q: Queryable, outcomes: Outcome[]): Promise<string[]> {
   if (outcomes.length === 0) return [];
-  const written = await writeDeliveries(q, outcomes, 'lock', false);
-  return [...new Set(written.filter((r) => r.status === 'success' && r.endpoint_failing).map((r) => r.endpoint_id))];
+  const reset = await writeDeliveries(q, outcomes, 'lock', false, true);
+  return reset.map((r) => r.endpoint_id);
 }
 
 /** A success resets its endpoint's count of consecutive failed deliveries. */
@@ -96,7 +96,9 @@ const GUARD = {
 };
 
 /**
- * Writes the rows; returns those that changed, with their new status.
+ * Writes the rows; returns those that changed, with their new status, or with `resetsOnly` one row
+ * per endpoint whose count a success must reset (nothing, as a rule: a batch of held rows returns
+ * no row per delivery that nobody reads).
  *
  * The batch travels as one array per column (array literals, db/arrays.ts). Unlike a JSON document
  * of row objects, arrays are not parsed into a tree whose keys are sorted row by row, which cut
@@ -105,7 +107,13 @@ const GUARD = {
  * `o` drives the join and each row is then found by primary key, in the generic plan too: joined
  * the other way round, every row of the table side rescans the whole batch (quadratic in its size).
  */
-async function writeDeliveries(q: Queryable, outcomes: Outcome[], guard: keyof typeof GUARD, resetOnSuccess: boolean): Promise<Written[]> {
+async function writeDeliveries(
+  q: Queryable,
+  outcomes: Outcome[],
+  guard: keyof typeof GUARD,
+  resetOnSuccess: boolean,
+  resetsOnly = false,
+): Promise<Written[]> {
   const column = (value: (o: Outcome) => ArrayValue): string => arrayLiteral(outcomes.map(value));
   const reset = resetOnSuccess
     ? `, reset AS (
@@ -140,7 +148,7 @@ async function writeDeliveries(q: Queryable, outcomes: Outcome[], guard: keyof t
           AND ${GUARD[guard]}
        RETURNING d.id, d.endpoint_id, d.status, e.consecutive_failures <> 0 AS endpoint_failing
      )${reset}
-     SELECT id, endpoint_id, status, endpoint_failing FROM written`,
+     SELECT ${resetsOnly ? `DISTINCT ON (endpoint_id) id, endpoint_id, status, endpoint_failing FROM written WHERE status = 'success' AND endpoint_failing` : 'id, endpoint_id, status, endpoint_failing FROM written'}`,
     [
       column((o) => o.id),
       column((o) => o.claimedAttempt),
