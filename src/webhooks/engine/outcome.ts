@@ -56,7 +56,7 @@ export function changesCount(o: Outcome): boolean {
  */
 export async function writeHeldOutcomes(q: Queryable, outcomes: Outcome[]): Promise<string[]> {
   if (outcomes.length === 0) return [];
-  const reset = await writeDeliveries(q, outcomes, 'lock', false, true);
+  const reset = await writeDeliveries(q, outcomes, 'lock', false, 'resets');
   return reset.map((r) => r.endpoint_id);
 }
 
@@ -96,14 +96,24 @@ const GUARD = {
 };
 
 /**
- * Writes the rows; returns those that changed, with their new status, or with `resetsOnly` one row
- * per endpoint whose count a success must reset (nothing, as a rule: a batch of held rows returns
- * no row per delivery that nobody reads).
+ * What a write answers: every row it changed, with its new status (`rows`), or one row per endpoint
+ * whose count a success must reset (`resets`; none, as a rule), for held rows, whose writer reads
+ * nothing else.
+ */
+const ANSWER = {
+  rows: 'SELECT id, endpoint_id, status, endpoint_failing FROM written',
+  resets: `SELECT DISTINCT ON (endpoint_id) id, endpoint_id, status, endpoint_failing FROM written
+            WHERE status = 'success' AND endpoint_failing`,
+};
+
+/**
+ * Writes the rows and answers as `answer` says (ANSWER).
  *
  * The batch travels as one array per column (array literals, db/arrays.ts). Unlike a JSON document
  * of row objects, arrays are not parsed into a tree whose keys are sorted row by row, which cut
- * PostgreSQL's CPU per delivery by about a tenth. The headers, stored as jsonb anyway, travel as two JSON arrays taken apart by
- * position: one JSON.stringify each, where an array literal would escape every quote of every row.
+ * PostgreSQL's CPU per delivery by about a tenth. The headers, stored as jsonb anyway, travel as
+ * two JSON arrays taken apart by position: one JSON.stringify each, where an array literal would
+ * escape every quote of every row.
  * `o` drives the join and each row is then found by primary key, in the generic plan too: joined
  * the other way round, every row of the table side rescans the whole batch (quadratic in its size).
  */
@@ -112,7 +122,7 @@ async function writeDeliveries(
   outcomes: Outcome[],
   guard: keyof typeof GUARD,
   resetOnSuccess: boolean,
-  resetsOnly = false,
+  answer: keyof typeof ANSWER = 'rows',
 ): Promise<Written[]> {
   const column = (value: (o: Outcome) => ArrayValue): string => arrayLiteral(outcomes.map(value));
   const reset = resetOnSuccess
@@ -148,7 +158,7 @@ async function writeDeliveries(
           AND ${GUARD[guard]}
        RETURNING d.id, d.endpoint_id, d.status, e.consecutive_failures <> 0 AS endpoint_failing
      )${reset}
-     SELECT ${resetsOnly ? `DISTINCT ON (endpoint_id) id, endpoint_id, status, endpoint_failing FROM written WHERE status = 'success' AND endpoint_failing` : 'id, endpoint_id, status, endpoint_failing FROM written'}`,
+     ${ANSWER[answer]}`,
     [
       column((o) => o.id),
       column((o) => o.claimedAttempt),
