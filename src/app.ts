@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, 
 import { registerAuth } from './auth/plugin.js';
 import type { AppContext } from './context.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
-import { ErrorBody } from './http/errors.js';
+import { ApiError, ErrorBody } from './http/errors.js';
 import { registerJsonParser } from './http/json-body.js';
 import { requestLogger } from './http/logger.js';
 import { settle } from './http/settle.js';
@@ -30,6 +30,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     requestIdHeader: false,
     ajv: undefined,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // Requests arriving while the server closes get the error envelope (below), not Fastify's own 503.
+    return503OnClosing: false,
     // Requests refused by the router or by Node's parser get the error envelope too.
     frameworkErrors: (error, request, reply) => frameworkErrors(error, request as FastifyRequest, reply as FastifyReply),
     clientErrorHandler: (error, socket) => clientErrorHandler(app.log, error, socket),
@@ -42,8 +44,19 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   registerErrorHandler(app);
   app.addSchema(ErrorBody);
 
+  // A graceful stop lets the requests in progress finish; one that arrives meanwhile on an open
+  // connection is told to go elsewhere, and its connection is closed.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id);
+    if (closing) {
+      reply.header('Connection', 'close');
+      return done(new ApiError('UNAVAILABLE', 'The service is shutting down; retry the request.'));
+    }
     settle(() => checkRequestUrl(request.url), done);
   });
 

@@ -32,6 +32,11 @@ export interface Config {
   /** Fastify's trustProxy: whether X-Forwarded-For gives the client address (per-address limits). */
   trustProxy: boolean | number | string[];
   bodyLimitBytes: number;
+  /** Waits on PostgreSQL: connecting, a statement on the server, an answer on the client, TCP keepalive. */
+  dbConnectTimeoutMs: number;
+  dbStatementTimeoutMs: number;
+  dbQueryTimeoutMs: number;
+  dbKeepAliveMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -131,6 +136,14 @@ export function loadConfig(env: Env = process.env): Config {
     );
   }
 
+  const dbStatementTimeoutMs = positiveDuration(env, 'SVC_DB_STATEMENT_TIMEOUT', '5s');
+  const dbQueryTimeoutMs = positiveDuration(env, 'SVC_DB_QUERY_TIMEOUT', '6s');
+  if (dbQueryTimeoutMs <= dbStatementTimeoutMs) {
+    throw new ConfigError(
+      `SVC_DB_QUERY_TIMEOUT (${dbQueryTimeoutMs} ms) must be more than SVC_DB_STATEMENT_TIMEOUT (${dbStatementTimeoutMs} ms): the server cancels a slow statement first, the client gives up only on a silent one`,
+    );
+  }
+
   return {
     port,
     host,
@@ -154,5 +167,9 @@ export function loadConfig(env: Env = process.env): Config {
     redisTimeoutMs: positiveDuration(env, 'SVC_REDIS_TIMEOUT', '250ms'),
     trustProxy: trustProxy(env),
     bodyLimitBytes: integer(env, 'SVC_BODY_LIMIT', 1_048_576, 1024, 104_857_600),
+    dbConnectTimeoutMs: positiveDuration(env, 'SVC_DB_CONNECT_TIMEOUT', '5s'),
+    dbStatementTimeoutMs,
+    dbQueryTimeoutMs,
+    dbKeepAliveMs: duration(env, 'SVC_DB_KEEPALIVE', '10s'),
   };
 }

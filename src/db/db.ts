@@ -11,8 +11,11 @@ export interface OpenTransaction extends Queryable {
 
 export interface Db extends Queryable {
   readonly engine: 'postgres' | 'pglite';
-  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
-  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. With
+   * `unbounded`, its statements have no time-out (migrations).
+   */
+  tx<T>(fn: (q: Queryable) => Promise<T>, options?: { unbounded?: boolean }): Promise<T>;
   /**
    * Opens a transaction that stays open while the caller does other work (delivery workers hold row
    * locks this way, engine/held-claim.ts). PostgreSQL only: PGlite has one connection, which an
@@ -23,4 +26,17 @@ export interface Db extends Queryable {
   /** Calls `onNotify` for every NOTIFY on `channel`; resolves to an unsubscribe function. */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+/**
+ * The database did not answer: unreachable, silent past the query time-out, out of connections,
+ * shutting down, or a statement cancelled by its time-out. The API answers 503 UNAVAILABLE with
+ * Retry-After; workers back off and try again.
+ */
+export class DatabaseUnavailableError extends Error {
+  readonly code = 'DB_UNAVAILABLE';
+
+  constructor(readonly reason: string) {
+    super(`database unavailable: ${reason}`);
+  }
 }

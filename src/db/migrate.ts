@@ -6,7 +6,8 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.ur
 
 /**
  * Applies every `migrations/NNN_name.sql` not yet recorded, in order, each in its own transaction.
- * An advisory lock keeps two processes starting together from applying the same file twice.
+ * An advisory lock keeps two processes starting together from applying the same file twice. They
+ * run without the statement time-out: a migration of a large table may take long.
  */
 export async function migrate(db: Db): Promise<string[]> {
   const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
@@ -23,7 +24,7 @@ export async function migrate(db: Db): Promise<string[]> {
       await q.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);
       applied.push(file);
     }
-  });
+  }, { unbounded: true });
   return applied;
 }
 

@@ -12,8 +12,22 @@ const API_CONNECTIONS = 10;
  * `DATABASE_URL` selects PostgreSQL; otherwise PGlite in `<SVC_DATA_DIR>/pglite`. `heldConnections`
  * are PostgreSQL connections beyond the API's that delivery workers may keep in open transactions.
  */
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, heldConnections = 0): Promise<Db> {
-  if (config.databaseUrl) return openPostgres({ url: config.databaseUrl, poolSize: API_CONNECTIONS + heldConnections });
+export async function openDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbConnectTimeoutMs' | 'dbStatementTimeoutMs' | 'dbQueryTimeoutMs' | 'dbKeepAliveMs'>,
+  heldConnections = 0,
+): Promise<Db> {
+  if (config.databaseUrl) {
+    return openPostgres({
+      url: config.databaseUrl,
+      poolSize: API_CONNECTIONS + heldConnections,
+      timeouts: {
+        connectMs: config.dbConnectTimeoutMs,
+        statementMs: config.dbStatementTimeoutMs,
+        queryMs: config.dbQueryTimeoutMs,
+        keepAliveMs: config.dbKeepAliveMs,
+      },
+    });
+  }
   mkdirSync(config.dataDir, { recursive: true });
   return openPglite(join(config.dataDir, 'pglite'));
 }

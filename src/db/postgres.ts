@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { Listener } from './listener.js';
-import type { Db, OpenTransaction, Queryable } from './db.js';
+import { DatabaseUnavailableError, type Db, type OpenTransaction, type Queryable } from './db.js';
 import { parseTimestamptz } from './timestamps.js';
 
 // int8 (count(*), bigint columns) as JavaScript numbers: every value we store fits in 2^53.
@@ -13,6 +13,45 @@ export interface PostgresOptions {
   /** A schema to put first on the search path (tests give each file its own). */
   schema?: string;
   poolSize?: number;
+  timeouts?: Partial<DbTimeouts>;
+}
+
+/** How long the service waits on PostgreSQL (SVC_DB_* settings, README). */
+export interface DbTimeouts {
+  /** To open a connection, or to get one from a full pool. */
+  connectMs: number;
+  /** A statement's run on the server (statement_timeout): the server cancels it past this. */
+  statementMs: number;
+  /** A statement's answer on the client: past it the connection is taken for dead and destroyed. */
+  queryMs: number;
+  /** TCP keepalive's first probe on an idle connection (0: off). */
+  keepAliveMs: number;
+}
+
+export const DEFAULT_DB_TIMEOUTS: DbTimeouts = { connectMs: 5_000, statementMs: 5_000, queryMs: 6_000, keepAliveMs: 10_000 };
+
+/** A statement given this long is as good as unbounded (migrations: a query time-out cannot be switched off per query). */
+const UNBOUNDED_MS = 24 * 60 * 60 * 1000;
+
+/** A transaction left idle this long is ended by the server, freeing its locks (a process stuck mid-work). */
+const IDLE_IN_TRANSACTION_MS = 60_000;
+
+/**
+ * Errors that mean the database did not answer, rather than refused a statement: connection
+ * failures (SQLSTATE class 08 but 08P01, a protocol violation), the server shutting down or starting (57P01-57P03), too many
+ * connections (53300), a statement cancelled by its time-out (57014), and the client's own network
+ * errors and time-outs, which carry no SQLSTATE.
+ */
+function unavailable(error: unknown): unknown {
+  const e = error as { code?: string; message?: string };
+  const code = e?.code ?? '';
+  if (/^[0-9A-Z]{5}$/.test(code)) {
+    return (code.startsWith('08') && code !== '08P01') || /^57P0[123]$/.test(code) || code === '53300' || code === '57014' ? new DatabaseUnavailableError(e.message ?? code) : error;
+  }
+  if (code.startsWith('E') || /timeout|terminated|not queryable|connection/i.test(e?.message ?? '')) {
+    return new DatabaseUnavailableError(code || e?.message || 'unknown');
+  }
+  return error;
 }
 
 const names = new Map<string, string>();
@@ -43,39 +82,56 @@ function prepared(sql: string, params?: unknown[]): pg.QueryConfig {
  * statement of a service answering in milliseconds wants anyway. Sessions run in UTC, the shape
  * timestamps.ts reads fastest.
  */
-const SETTINGS = '-c enable_seqscan=off -c jit=off -c TimeZone=UTC';
+const SETTINGS = `-c enable_seqscan=off -c jit=off -c TimeZone=UTC -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS}`;
 
 /**
  * The connection string with SETTINGS, then PGOPTIONS and the string's own `options`, then the
  * schema's search path, as its `options`: node-pg would let any one of them replace the others, and
  * later settings win, so an operator's own choice outranks ours.
  */
-export function withSettings(url: string, schema?: string): string {
+export function withSettings(url: string, schema?: string, statementMs = DEFAULT_DB_TIMEOUTS.statementMs): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     return url;
   }
-  const options = [SETTINGS, process.env.PGOPTIONS, parsed.searchParams.get('options'), schema ? `-c search_path=${schema}` : null];
+  const options = [SETTINGS, `-c statement_timeout=${statementMs}`, process.env.PGOPTIONS, parsed.searchParams.get('options'), schema ? `-c search_path=${schema}` : null];
   parsed.searchParams.set('options', options.filter((o) => o && o.trim()).join(' '));
   return parsed.toString();
 }
 
 export async function openPostgres(options: PostgresOptions): Promise<Db> {
-  const pool = new pg.Pool({ connectionString: withSettings(options.url, options.schema), max: options.poolSize ?? 10 });
+  const timeouts = { ...DEFAULT_DB_TIMEOUTS, ...options.timeouts };
+  const pool = new pg.Pool({
+    connectionString: withSettings(options.url, options.schema, timeouts.statementMs),
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: timeouts.connectMs,
+    query_timeout: timeouts.queryMs,
+    keepAlive: timeouts.keepAliveMs > 0,
+    keepAliveInitialDelayMillis: timeouts.keepAliveMs,
+  });
   // An idle client that loses its connection must not take the process down.
   pool.on('error', () => {});
   const handlers = new Map<string, Set<(payload: string) => void>>();
-  const listener = new Listener(options.url, handlers);
+  const listener = new Listener(options.url, handlers, timeouts);
 
   async function query<T>(sql: string, params?: unknown[]): Promise<T[]> {
-    const result = await pool.query(prepared(sql, params));
-    return result.rows as T[];
+    try {
+      const result = await pool.query(prepared(sql, params));
+      return result.rows as T[];
+    } catch (error) {
+      throw unavailable(error);
+    }
   }
 
-  async function begin(settings: Record<string, string> = {}): Promise<OpenTransaction> {
-    const client = await pool.connect();
+  async function begin(settings: Record<string, string> = {}, unbounded = false): Promise<OpenTransaction> {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw unavailable(error);
+    }
     // A connection lost between two statements (a restart, a terminated backend) emits 'error' on
     // the client, which would take the process down with nobody listening; the next statement, or
     // the end, then fails instead, and the connection is destroyed.
@@ -86,12 +142,15 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       client.removeListener('error', onLost);
       client.release(error ?? lost);
     };
+    const all = unbounded ? { ...settings, statement_timeout: '0' } : settings;
+    const run = <R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> =>
+      client.query<R>(unbounded ? { ...config, query_timeout: UNBOUNDED_MS } as pg.QueryConfig : config);
     try {
       // One round trip: the settings travel with BEGIN as one simple query.
-      await client.query(['BEGIN', ...Object.entries(settings).map(([name, value]) => `SET LOCAL ${name} = ${value}`)].join('; '));
+      await run({ text: ['BEGIN', ...Object.entries(all).map(([name, value]) => `SET LOCAL ${name} = ${value}`)].join('; ') });
     } catch (error) {
       release(error as Error);
-      throw error;
+      throw unavailable(error);
     }
     let ended = false;
     // A connection whose COMMIT or ROLLBACK fails is broken: it is destroyed rather than returned to the pool.
@@ -99,15 +158,21 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       if (ended) return;
       ended = true;
       try {
-        await client.query(sql);
+        await run({ text: sql });
         release();
       } catch (error) {
         release(error as Error);
-        throw error;
+        throw unavailable(error);
       }
     };
     return {
-      query: async <R>(sql: string, params?: unknown[]) => (await client.query(prepared(sql, params))).rows as R[],
+      query: async <R>(sql: string, params?: unknown[]) => {
+        try {
+          return (await run(prepared(sql, params))).rows as R[];
+        } catch (error) {
+          throw unavailable(error);
+        }
+      },
       commit: () => end('COMMIT'),
       rollback: () => end('ROLLBACK'),
     };
@@ -116,9 +181,9 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
   return {
     engine: 'postgres',
     query,
-    begin,
-    async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
-      const transaction = await begin();
+    begin: (settings) => begin(settings),
+    async tx<T>(fn: (q: Queryable) => Promise<T>, txOptions: { unbounded?: boolean } = {}): Promise<T> {
+      const transaction = await begin({}, txOptions.unbounded === true);
       try {
         const result = await fn(transaction);
         await transaction.commit();

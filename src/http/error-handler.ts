@@ -1,11 +1,15 @@
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DatabaseUnavailableError } from '../db/db.js';
 import { newId } from '../lib/ids.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import { describeValidationErrors } from './validation.js';
 
 /** PostgreSQL and socket failures that mean the store is unreachable rather than a bug. */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300', '08006', '08001', '08003']);
+
+/** Seconds a client is asked to wait after a 503 (a database outage, a stop in progress). */
+export const RETRY_AFTER_SECONDS = 2;
 
 function toApiError(error: FastifyError & { code?: string }): ApiError {
   if (error instanceof ApiError) return error;
@@ -18,7 +22,9 @@ function toApiError(error: FastifyError & { code?: string }): ApiError {
   if (status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be sent as Content-Type: application/json.');
   if (status === 404) return new ApiError('NOT_FOUND', 'Not found.');
   if (status >= 400 && status < 500) return new ApiError('VALIDATION', error.message);
-  if (error.code && UNAVAILABLE_CODES.has(error.code)) return new ApiError('UNAVAILABLE', 'The service is temporarily unavailable.');
+  if (error instanceof DatabaseUnavailableError || (error.code && UNAVAILABLE_CODES.has(error.code))) {
+    return new ApiError('UNAVAILABLE', 'The service is temporarily unavailable: retry after a short wait.');
+  }
   return new ApiError('INTERNAL', 'An unexpected error occurred.');
 }
 
@@ -28,6 +34,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
     const apiError = toApiError(error);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     if (apiError.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');
+    if (apiError.status === 503) reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
     const body: { code: ErrorCode; message: string; requestId: string; details?: unknown } = {
       code: apiError.code,
       message: apiError.message,
