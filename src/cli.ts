@@ -14,7 +14,7 @@ const HELP = `svc: commerce API with an event log and signed webhooks
 
 Usage:
   svc serve [--demo]       run the API (seeds demo data into an empty embedded database with --demo)
-  svc worker               run webhook delivery workers only (scale them apart from the API)
+  svc worker [--embedded]  run webhook delivery workers only (scale them apart from the API; needs DATABASE_URL)
   svc migrate              apply database migrations
   svc demo [--json]        create a fresh demo organization, workspaces, users and credentials
   svc admin <command>      manage users, organizations, workspaces, members, keys and tokens
@@ -38,9 +38,9 @@ async function main(argv: string[]): Promise<void> {
     return serve(loadConfig(), { demo: flags.demo === true });
   }
   if (command === 'worker') {
-    const flags = parseFlags(rest, {});
+    const flags = parseFlags(rest, { embedded: { type: 'boolean' } });
     if (flags.help) return void console.log(WORKER_HELP);
-    return runWorker(loadConfig());
+    return runWorker(loadConfig(), { embedded: flags.embedded === true });
   }
   if (command === 'migrate') {
     const flags = parseFlags(rest, {});

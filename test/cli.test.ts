@@ -91,6 +91,17 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
     }
   });
 
+  it('refuses to run svc worker on the embedded database unless told to, in one line', async () => {
+    const { DATABASE_URL: _url, SVC_MASTER_KEY: _key, ...embedded } = env;
+    const result = await runCli(['worker'], embedded);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('DATABASE_URL');
+    expect(result.stderr).toContain('--embedded');
+    expect(result.stderr).toContain(dataDir);
+  });
+
   it('migrates into the configured database', async () => {
     const { applied } = await runJson(['migrate'], env);
     expect(applied.length).toBeGreaterThan(0);

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDemo, type DemoSet } from '../admin/demo.js';
@@ -6,7 +7,7 @@ import { loggerOptions } from '../http/logger.js';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import { openContext } from '../runtime.js';
-import { startWorkers } from '../webhooks/engine/worker.js';
+import { startWorkers, type DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
 
 /**
  * `svc serve`: the API and (unless SVC_WORKERS=0) the webhook delivery workers in one process. With `--demo`,
@@ -20,11 +21,15 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   });
   const demo = options.demo ? await ensureDemo(ctx) : null;
   await app.listen({ port: config.port, host: config.host });
-  const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, (err, during) => app.log.error({ err }, `delivery ${during} failed`)) : null;
+  const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, deliveryLog(app.log)) : null;
   printBanner(config, demo);
 
+  // Requests in progress finish and new ones get 503 (app.ts), attempts in flight end and are
+  // recorded (up to the delivery time-out); a stop that cannot finish (the database silent) still
+  // exits, once the deadline has passed.
   const stop = async (signal: string) => {
     app.log.info({ signal }, 'shutting down');
+    exitAfter(config.deliveryTimeoutMs + config.dbQueryTimeoutMs + 5_000, () => app.log.error('shutdown did not finish in time: exiting'));
     await app.close();
     await workers?.stop();
     await ctx.rateLimits.close();
@@ -33,6 +38,22 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** Exits with status 1 after `ms` unless the process has exited by then. */
+export function exitAfter(ms: number, before: () => void): void {
+  setTimeout(() => {
+    before();
+    process.exit(1);
+  }, ms).unref();
+}
+
+/** Delivery faults in the service's log: the first of a streak, then its end. */
+function deliveryLog(log: FastifyBaseLogger): Pick<DeliveryWorkerOptions, 'onError' | 'onRecover'> {
+  return {
+    onError: (err, during) => log.error({ err }, `delivery ${during} failed; retrying, and logging again only once it works`),
+    onRecover: (during, failures) => log.info({ failures }, `delivery ${during} works again`),
+  };
 }
 
 async function ensureDemo(ctx: AppContext): Promise<DemoSet | null> {

@@ -47,7 +47,7 @@ export function fanOutCtes(events: string, notify: boolean, handOff = false): st
      ), ${
        handOff
          ? `handed AS (
-       SELECT f.id, f.workspace_id, f.endpoint_id, f.event_id, f.event_type, w.url, w.consecutive_failures,
+       SELECT f.id, f.workspace_id, f.endpoint_id, f.event_id, f.event_type, w.url, w.consecutive_failures, w.rate_limit,
               w.secret_enc, w.previous_secret_enc, w.previous_secret_expires_at
          FROM fanned f JOIN webhook_endpoints w ON w.id = f.endpoint_id
         WHERE f.status = 'pending' AND f.next_attempt_at > f.created_at

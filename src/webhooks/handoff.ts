@@ -1,4 +1,4 @@
-import type { ClaimedDelivery } from './engine/claim.js';
+import type { Job } from './engine/job.js';
 
 /**
  * Direct hand-off. A write that commits deliveries, made by a process whose delivery workers have
@@ -18,7 +18,7 @@ export interface LocalWorker {
   /** Sets aside up to `max` slots for rows a write will hand over; returns how many (0: none free). */
   reserve(max: number): number;
   /** Takes the rows handed over under `reserved` slots; slots the write did not fill are freed. */
-  adopt(rows: ClaimedDelivery[], reserved: number): void;
+  adopt(jobs: Job[], reserved: number): void;
 }
 
 /** A handed row as `fanout.handed` returns it (JSON). */
@@ -30,6 +30,7 @@ export interface HandedRow {
   event_type: string;
   url: string;
   consecutive_failures: number;
+  rate_limit: number | null;
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: string | null;
@@ -63,7 +64,7 @@ export class HandOff {
   }
 }
 
-function claimedOf(row: HandedRow, lease: Date, body: string | null): ClaimedDelivery {
+function claimedOf(row: HandedRow, lease: Date, body: string | null): Job {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -71,12 +72,14 @@ function claimedOf(row: HandedRow, lease: Date, body: string | null): ClaimedDel
     eventId: row.event_id,
     eventType: row.event_type,
     attempt: 0,
-    lease,
+    mark: lease,
     held: null,
+    notBefore: null,
     body,
     url: row.url,
     endpointActive: true,
     endpointFailures: row.consecutive_failures,
+    rateLimit: row.rate_limit,
     secret_enc: row.secret_enc,
     previous_secret_enc: row.previous_secret_enc,
     previous_secret_expires_at: row.previous_secret_expires_at === null ? null : new Date(row.previous_secret_expires_at),

@@ -1,16 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creationRow, insertCreations } from '../../src/products/create-batch.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { ENGINE, POSTGRES_URL } from '../helpers/db.js';
+import { ENGINE } from '../helpers/db.js';
 import { addEndpoint, closeAppAndReceiver, createProduct, eventually, openAppAndReceiver, testWorker, verifyBySpec } from '../helpers/delivery.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = `${ROOT}dist/cli.js`;
+import { killAll, spawnWorker } from '../helpers/worker-process.js';
 
 describe('transactional outbox', () => {
   let t: TestApp;
@@ -53,41 +49,27 @@ describe.skipIf(ENGINE === 'pglite')('worker processes killed mid-delivery (Post
   let holding = true;
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first with npx tsc -p .`);
     t = await startTestApp({ masterKey, config: { allowPrivateTargets: true } });
     // The first 100 requests are answered; later ones hang while `holding`, so the first worker
     // dies with its attempts in flight.
     receiver = await startReceiver((_r, i) => (i >= 100 && holding ? { hang: true } : { status: 200 }));
   });
   afterAll(async () => {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    killAll(children);
     await receiver?.close();
     await t?.close();
   });
 
   function worker(): ChildProcess {
-    const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${t.testDb.schema}`)}`;
-    const child = spawn(process.execPath, [CLI, 'worker'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        DATABASE_URL: url,
-        SVC_MASTER_KEY: masterKey.toString('hex'),
-        SVC_ALLOW_PRIVATE_TARGETS: '1',
-        SVC_WORKERS: '1',
-        SVC_WORKER_CONCURRENCY: '8',
-        SVC_LEASE: '5s',
-        SVC_DELIVERY_TIMEOUT: '2s',
-        SVC_POLL_INTERVAL: '100ms',
-        SVC_RETRY_SCHEDULE: '1s',
-        LOG_LEVEL: 'silent',
-      },
+    const child = spawnWorker(t, masterKey, {
+      SVC_WORKER_CONCURRENCY: '8',
+      SVC_LEASE: '5s',
+      SVC_DELIVERY_TIMEOUT: '2s',
+      SVC_POLL_INTERVAL: '100ms',
+      SVC_RETRY_SCHEDULE: '1s',
     });
-    let stderr = '';
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
     child.on('exit', (code) => {
-      if (code !== null && code !== 0) console.error(`svc worker exited with ${code}: ${stderr}`);
+      if (code !== null && code !== 0) console.error(`svc worker exited with ${code}: ${child.stderrText()}`);
     });
     children.push(child);
     return child;
@@ -113,8 +95,9 @@ describe.skipIf(ENGINE === 'pglite')('worker processes killed mid-delivery (Post
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     expect(first.signalCode).toBe('SIGKILL');
+    // At least the 8 slots' worth; slow attempts give their slots up, so each endpoint's share may add more.
     const inFlightAtKill = receiver.requests.slice(100).map((r) => r.flatHeaders['webhook-id']);
-    expect(inFlightAtKill).toHaveLength(8);
+    expect(inFlightAtKill.length).toBeGreaterThanOrEqual(8);
 
     holding = false;
     worker();

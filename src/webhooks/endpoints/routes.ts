@@ -51,12 +51,13 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
       response: { 201: CreatedWebhookEndpoint, ...errorResponses(413, 415) },
     },
     handler: async (request, reply) => {
-      const { url, subscribedEvents, description } = request.body;
+      const { url, subscribedEvents, description, rateLimit } = request.body;
       const input = {
         workspaceId: request.workspace!.id,
         url: checkUrl(url, ctx.config.allowPrivateTargets),
         subscribedEvents: checkSubscriptions(subscribedEvents),
         description,
+        rateLimit,
       };
       const { row, secret } = await createEndpoint(ctx.db, ctx.secrets, input, ctx.clock.now());
       return reply.status(201).send({ ...toView(row), secret });
@@ -112,11 +113,12 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     },
     handler: async (request) => {
       const id = endpointIdOf(request.params);
-      const { url, subscribedEvents, description, active } = request.body;
+      const { url, subscribedEvents, description, rateLimit, active } = request.body;
       const changes = {
         url: url === undefined ? undefined : checkUrl(url, ctx.config.allowPrivateTargets),
         subscribedEvents: subscribedEvents === undefined ? undefined : checkSubscriptions(subscribedEvents),
         description,
+        rateLimit,
         active,
       };
       const row = await ctx.db.tx(async (q) => {

@@ -16,6 +16,7 @@ export const WebhookEndpoint = Type.Object(
     description: Nullable(Type.String()),
     subscribedEvents: Type.Array(Type.String(), { description: 'Exact event types or prefix patterns such as product.*.' }),
     active: Type.Boolean({ description: 'False while paused or auto-disabled: events then get disabled delivery rows and no request.' }),
+    rateLimit: Nullable(Type.Integer({ description: 'Deliveries per second this endpoint accepts, across every worker; null: no limit.' })),
     disabledReason: Nullable(
       Type.Union([Type.Literal('manual'), Type.Literal('auto')], {
         description: 'manual: paused with PATCH {active: false}; auto: disabled after 5 consecutive failed deliveries.',
@@ -44,10 +45,17 @@ const fields = {
     description: 'Event types from GET /webhooks/endpoints/event-types, or prefix patterns such as product.*; duplicates are dropped.',
   }),
   description: Nullable(Type.String({ maxLength: 500 })),
+  rateLimit: Nullable(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100_000,
+      description: 'Deliveries per second at most, enforced across every worker process; null (the default) sets no limit.',
+    }),
+  ),
 };
 
 export const EndpointCreate = Type.Object(
-  { url: fields.url, subscribedEvents: fields.subscribedEvents, description: Type.Optional(fields.description) },
+  { url: fields.url, subscribedEvents: fields.subscribedEvents, description: Type.Optional(fields.description), rateLimit: Type.Optional(fields.rateLimit) },
   { additionalProperties: false },
 );
 
@@ -56,7 +64,7 @@ export const EndpointUpdate = Type.Partial(
     ...fields,
     active: Type.Boolean({ description: 'false pauses (pending deliveries become disabled); true re-enables and resets the failure count.' }),
   }),
-  { additionalProperties: false, minProperties: 1, description: 'Fields to change; null clears description.' },
+  { additionalProperties: false, minProperties: 1, description: 'Fields to change; null clears description and rateLimit.' },
 );
 
 export const EndpointList = ListOf(Type.Ref('WebhookEndpoint'), 'Webhook endpoints of the workspace, newest first.');

@@ -14,6 +14,7 @@ export interface EndpointRow {
   subscribed_events: string[];
   active: boolean;
   disabled_reason: 'manual' | 'auto' | null;
+  rate_limit: number | null;
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
@@ -23,20 +24,20 @@ export interface EndpointRow {
 }
 
 export const ENDPOINT_COLUMNS =
-  'id, workspace_id, url, description, subscribed_events, active, disabled_reason, secret_enc, previous_secret_enc, previous_secret_expires_at, consecutive_failures, created_at, updated_at';
+  'id, workspace_id, url, description, subscribed_events, active, disabled_reason, rate_limit, secret_enc, previous_secret_enc, previous_secret_expires_at, consecutive_failures, created_at, updated_at';
 
 /** Creates an active endpoint with a fresh secret; the secret is returned in clear this once. */
 export async function createEndpoint(
   q: Queryable,
   box: SecretBox,
-  input: { workspaceId: string; url: string; subscribedEvents: string[]; description?: string | null },
+  input: { workspaceId: string; url: string; subscribedEvents: string[]; description?: string | null; rateLimit?: number | null },
   now: Date,
 ): Promise<{ row: EndpointRow; secret: string }> {
   const secret = newSigningSecret();
   const [row] = await q.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, workspace_id, url, description, subscribed_events, active, secret_enc, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, true, $6, $7, $7) RETURNING ${ENDPOINT_COLUMNS}`,
-    [newId('whe', now), input.workspaceId, input.url, input.description ?? null, input.subscribedEvents, box.encrypt(secret), now],
+    `INSERT INTO webhook_endpoints (id, workspace_id, url, description, subscribed_events, active, rate_limit, secret_enc, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $8) RETURNING ${ENDPOINT_COLUMNS}`,
+    [newId('whe', now), input.workspaceId, input.url, input.description ?? null, input.subscribedEvents, input.rateLimit ?? null, box.encrypt(secret), now],
   );
   return { row, secret };
 }
@@ -65,6 +66,7 @@ export interface EndpointView {
   subscribedEvents: string[];
   active: boolean;
   disabledReason: 'manual' | 'auto' | null;
+  rateLimit: number | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -78,6 +80,7 @@ export function toView(row: EndpointRow): EndpointView {
     subscribedEvents: row.subscribed_events,
     active: row.active,
     disabledReason: row.disabled_reason,
+    rateLimit: row.rate_limit,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };
@@ -92,6 +95,7 @@ export interface EndpointChanges {
   url?: string;
   subscribedEvents?: string[];
   description?: string | null;
+  rateLimit?: number | null;
   active?: boolean;
 }
 
@@ -110,6 +114,7 @@ export async function updateEndpoint(q: Queryable, workspaceId: string, id: stri
   if (changes.url !== undefined) set('url', changes.url);
   if (changes.subscribedEvents !== undefined) set('subscribed_events', changes.subscribedEvents);
   if (changes.description !== undefined) set('description', changes.description);
+  if (changes.rateLimit !== undefined) set('rate_limit', changes.rateLimit);
   if (changes.active === false) {
     sets.push("active = false", "disabled_reason = CASE WHEN active OR disabled_reason IS NULL THEN 'manual' ELSE disabled_reason END");
   } else if (changes.active === true) {

@@ -1,24 +1,35 @@
-import type { AppContext } from '../../context.js';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secretbox.js';
 import { signingSecrets } from '../endpoints/store.js';
 import { sign } from '../sign.js';
-import type { ClaimedDelivery } from './claim.js';
-import { afterFailure } from './schedule.js';
+import type { Job } from './job.js';
+import { afterFailure, retryAfterMs } from './schedule.js';
 import type { SendResult, Sender } from './sender.js';
 
 export const USER_AGENT = 'svc-webhooks/1.0';
 
+/** What an attempt needs besides its job: built once per worker. */
+export interface AttemptDeps {
+  clock: Clock;
+  secrets: SecretBox;
+  sender: Sender;
+  config: Pick<Config, 'retryScheduleMs'>;
+}
+
 /**
- * What one claimed row came to, ready to be written. `attempted` is false when no request was
- * made (the endpoint turned inactive before the attempt).
+ * What one taken job came to, ready to be written. `attempted` is false when no request was made:
+ * the endpoint turned inactive before the attempt (`disabled`), or the job was put off to a later
+ * time without an attempt (`pending`, its endpoint being busy or rate limited; see lanes.ts).
  */
 export interface Outcome {
   id: string;
   endpointId: string;
-  /** The endpoint's count of consecutive failed deliveries when the row was claimed. */
+  /** The endpoint's count of consecutive failed deliveries when the row was taken. */
   endpointFailures: number;
   claimedAttempt: number;
-  /** The lease the row was claimed with; null for a row held by a row lock (held-claim.ts). */
-  lease: Date | null;
+  /** The row's `next_attempt_at` while taken (job.ts): the write is guarded by it. */
+  mark: Date;
   attempted: boolean;
   status: 'success' | 'pending' | 'failed' | 'disabled';
   nextAttemptAt: Date | null;
@@ -29,6 +40,8 @@ export interface Outcome {
   requestHeaders: Record<string, string> | null;
   responseBody: string | null;
   responseHeaders: Record<string, string> | null;
+  /** The attempt got no complete answer in time (lanes.ts narrows such an endpoint's share). */
+  timedOut: boolean;
 }
 
 /** The Standard Webhooks headers (spec 6.2); `webhook-id` is the delivery id, so retries reuse it. */
@@ -48,18 +61,18 @@ export function deliveryHeaders(secrets: string[], deliveryId: string, at: Date,
  * path (spreading partial objects over each other made each outcome a slow dictionary object).
  */
 function outcomeOf(
-  delivery: ClaimedDelivery,
+  job: Job,
   attemptedAt: Date,
   result: Pick<Outcome, 'attempted' | 'status' | 'nextAttemptAt' | 'error'>,
   requestHeaders: Record<string, string> | null = null,
   response: SendResult | null = null,
 ): Outcome {
   return {
-    id: delivery.id,
-    endpointId: delivery.endpointId,
-    endpointFailures: delivery.endpointFailures,
-    claimedAttempt: delivery.attempt,
-    lease: delivery.lease,
+    id: job.id,
+    endpointId: job.endpointId,
+    endpointFailures: job.endpointFailures,
+    claimedAttempt: job.attempt,
+    mark: job.mark,
     attempted: result.attempted,
     status: result.status,
     nextAttemptAt: result.nextAttemptAt,
@@ -70,28 +83,35 @@ function outcomeOf(
     requestHeaders,
     responseBody: response ? response.body : null,
     responseHeaders: response ? response.headers : null,
+    timedOut: response ? response.timedOut : false,
   };
 }
 
-/** Makes one attempt for a claimed row (or none, if its endpoint is no longer active); never throws. */
-export async function runAttempt(ctx: AppContext, sender: Sender, delivery: ClaimedDelivery): Promise<Outcome> {
-  const attemptedAt = ctx.clock.now();
-  if (!delivery.endpointActive) return outcomeOf(delivery, attemptedAt, { attempted: false, status: 'disabled', nextAttemptAt: null, error: null });
+/** A job put off without an attempt, due again at `until` (its endpoint busy or rate limited). */
+export function deferred(job: Job, until: Date, now: Date): Outcome {
+  return outcomeOf(job, now, { attempted: false, status: 'pending', nextAttemptAt: until, error: null });
+}
+
+/** Makes one attempt for a taken job (or none, if its endpoint is no longer active); never throws. */
+export async function runAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> {
+  const attemptedAt = deps.clock.now();
+  if (!job.endpointActive) return outcomeOf(job, attemptedAt, { attempted: false, status: 'disabled', nextAttemptAt: null, error: null });
 
   const failed = (error: string, headers: Record<string, string> | null = null, response: SendResult | null = null): Outcome => {
-    const next = afterFailure(ctx.config.retryScheduleMs, delivery.attempt + 1, attemptedAt);
-    return outcomeOf(delivery, attemptedAt, { attempted: true, status: next.status, nextAttemptAt: next.nextAttemptAt, error }, headers, response);
+    const wait = response ? retryAfterMs(response.status, response.headers, attemptedAt) : null;
+    const next = afterFailure(deps.config.retryScheduleMs, job.attempt + 1, attemptedAt, wait);
+    return outcomeOf(job, attemptedAt, { attempted: true, status: next.status, nextAttemptAt: next.nextAttemptAt, error }, headers, response);
   };
 
-  if (delivery.body === null) return failed('the event of this delivery no longer exists');
+  if (job.body === null) return failed('the event of this delivery no longer exists');
   let headers: Record<string, string>;
   try {
-    headers = deliveryHeaders(signingSecrets(ctx.secrets, delivery, attemptedAt), delivery.id, attemptedAt, delivery.body);
+    headers = deliveryHeaders(signingSecrets(deps.secrets, job, attemptedAt), job.id, attemptedAt, job.body);
   } catch {
     return failed('the signing secret cannot be decrypted: check SVC_MASTER_KEY');
   }
 
-  const result = await sender.send({ url: delivery.url, headers, body: delivery.body });
-  if (result.ok) return outcomeOf(delivery, attemptedAt, { attempted: true, status: 'success', nextAttemptAt: null, error: null }, headers, result);
+  const result = await deps.sender.send({ url: job.url, headers, body: job.body });
+  if (result.ok) return outcomeOf(job, attemptedAt, { attempted: true, status: 'success', nextAttemptAt: null, error: null }, headers, result);
   return failed(result.error ?? `HTTP ${result.status}`, headers, result);
 }

@@ -1,35 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import { toIso } from '../../lib/iso.js';
-
-import type { HeldClaim } from './held-claim.js';
-
-/** A delivery taken by a worker, with everything needed to sign and send it. */
-export interface ClaimedDelivery {
-  id: string;
-  workspaceId: string;
-  endpointId: string;
-  eventId: string;
-  eventType: string;
-  /** Attempts made before this one. */
-  attempt: number;
-  /**
-   * A claim by lease: the row's next_attempt_at while this worker holds it; outcome writes check it.
-   * Null while the row is held by a row lock instead (`held`).
-   */
-  lease: Date | null;
-  /** The open transaction whose row lock holds this row, until it commits (held-claim.ts). */
-  held: HeldClaim | null;
-  /** The exact text to POST: the stored event, or the row's own payload (pings, replays). */
-  body: string | null;
-  url: string;
-  /** False when the endpoint was paused, auto-disabled or deleted since the row was enqueued. */
-  endpointActive: boolean;
-  /** The endpoint's consecutive failed deliveries at claim time (0 for a healthy endpoint). */
-  endpointFailures: number;
-  secret_enc: string;
-  previous_secret_enc: string | null;
-  previous_secret_expires_at: Date | null;
-}
+import type { Job, RowLock } from './job.js';
 
 interface ClaimRow {
   id: string;
@@ -38,10 +9,12 @@ interface ClaimRow {
   event_id: string;
   event_type: string;
   attempt: number;
+  due: Date;
   body: string | null;
   url: string;
   endpoint_active: boolean;
   consecutive_failures: number;
+  rate_limit: number | null;
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
@@ -54,12 +27,12 @@ interface ClaimRow {
  * generic plans (planned once per connection, not on every claim, where planning took as long as
  * the claim itself), and a generic plan does not know how few rows a claim takes.
  */
-const SEND_WITH = `SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.event_type, c.attempt,
+const SEND_WITH = `SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.event_type, c.attempt, c.due,
             coalesce(c.payload, ev.body) AS body,
-            e.url, e.endpoint_active, e.consecutive_failures, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at
+            e.url, e.endpoint_active, e.consecutive_failures, e.rate_limit, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at
        FROM c
        CROSS JOIN LATERAL (
-         SELECT url, (active AND deleted_at IS NULL) AS endpoint_active, consecutive_failures,
+         SELECT url, (active AND deleted_at IS NULL) AS endpoint_active, consecutive_failures, rate_limit,
                 secret_enc, previous_secret_enc, previous_secret_expires_at
            FROM webhook_endpoints WHERE id = c.endpoint_id LIMIT 1) e
        LEFT JOIN LATERAL (SELECT body FROM events WHERE id = c.event_id AND c.payload IS NULL LIMIT 1) ev ON true`;
@@ -71,7 +44,7 @@ const SEND_WITH = `SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.eve
  * (at-least-once). The rows are found by primary key from the array the locking sub-select makes,
  * which a generic plan cannot turn into a scan of the key.
  */
-export async function claimDue(q: Queryable, now: Date, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimByLease(q: Queryable, now: Date, leaseMs: number, limit: number): Promise<Job[]> {
   const lease = new Date(now.getTime() + leaseMs);
   const rows = await q.query<ClaimRow>(
     `WITH c AS (
@@ -82,24 +55,24 @@ export async function claimDue(q: Queryable, now: Date, leaseMs: number, limit: 
            ORDER BY next_attempt_at
            LIMIT $3
            FOR UPDATE SKIP LOCKED))
-       RETURNING d.id, d.workspace_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.attempt
+       RETURNING d.id, d.workspace_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.attempt, d.next_attempt_at AS due
      )
      ${SEND_WITH}`,
     [now, lease, limit],
   );
-  return rows.map((r) => claimedOf(r, lease, null));
+  return rows.map((r) => jobOf(r, lease, null));
 }
 
 /**
- * Takes up to `limit` due rows under row locks of the open transaction `held` and writes nothing:
- * the rows stay taken while the transaction is open, and the outcomes are written in it (see
+ * Takes up to `limit` due rows under row locks of the open transaction `tx` and writes nothing: the
+ * rows stay taken while the transaction is open, and their outcomes are written in it (see
  * held-claim.ts). A worker that dies loses its connection, and its rows are due again at once.
  * The MATERIALIZED CTE locks each row exactly once and returns its newest version.
  */
-export async function claimHeld(held: HeldClaim, now: Date, limit: number): Promise<ClaimedDelivery[]> {
-  const rows = await held.tx.query<ClaimRow>(
+export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit: number): Promise<Job[]> {
+  const rows = await tx.query<ClaimRow>(
     `WITH c AS MATERIALIZED (
-       SELECT id, workspace_id, endpoint_id, event_id, event_type, payload, attempt
+       SELECT id, workspace_id, endpoint_id, event_id, event_type, payload, attempt, next_attempt_at AS due
          FROM webhook_deliveries
         WHERE status = 'pending' AND next_attempt_at <= $1
         ORDER BY next_attempt_at
@@ -109,10 +82,10 @@ export async function claimHeld(held: HeldClaim, now: Date, limit: number): Prom
      ${SEND_WITH}`,
     [now, limit],
   );
-  return rows.map((r) => claimedOf(r, null, held));
+  return rows.map((r) => jobOf(r, r.due, lock));
 }
 
-function claimedOf(r: ClaimRow, lease: Date | null, held: HeldClaim | null): ClaimedDelivery {
+function jobOf(r: ClaimRow, mark: Date, held: RowLock | null): Job {
   return {
     id: r.id,
     workspaceId: r.workspace_id,
@@ -120,12 +93,14 @@ function claimedOf(r: ClaimRow, lease: Date | null, held: HeldClaim | null): Cla
     eventId: r.event_id,
     eventType: r.event_type,
     attempt: r.attempt,
-    lease,
+    mark,
     held,
+    notBefore: null,
     body: r.body,
     url: r.url,
     endpointActive: r.endpoint_active,
     endpointFailures: r.consecutive_failures,
+    rateLimit: r.rate_limit,
     secret_enc: r.secret_enc,
     previous_secret_enc: r.previous_secret_enc,
     previous_secret_expires_at: r.previous_secret_expires_at,
@@ -133,17 +108,27 @@ function claimedOf(r: ClaimRow, lease: Date | null, held: HeldClaim | null): Cla
 }
 
 /**
- * Hands claimed rows that were never attempted back (a worker stopping): rows taken by lease become
- * due at `now` instead of when their lease runs out (only those still held under this claim are
- * touched); rows held by a row lock are free once their transaction ends.
+ * Hands leased jobs that were never attempted back (a worker stopping): they become due at `now`
+ * instead of when their lease runs out; only rows still holding the job's mark are touched.
  */
-export async function releaseClaims(q: Queryable, rows: ClaimedDelivery[], now: Date): Promise<void> {
-  const leased = rows.flatMap((r) => (r.lease ? [{ id: r.id, lease: r.lease }] : []));
-  if (leased.length === 0) return;
+export async function releaseLeases(q: Queryable, jobs: Job[], now: Date): Promise<void> {
+  if (jobs.length === 0) return;
   await q.query(
     `UPDATE webhook_deliveries d SET next_attempt_at = $3
-       FROM unnest($1::text[], $2::timestamptz[]) AS r (id, lease)
-      WHERE d.id = r.id AND d.status = 'pending' AND d.next_attempt_at = r.lease`,
-    [leased.map((r) => r.id), leased.map((r) => toIso(r.lease)), now],
+       FROM unnest($1::text[], $2::timestamptz[]) AS r (id, mark)
+      WHERE d.id = r.id AND d.status = 'pending' AND d.next_attempt_at = r.mark`,
+    [jobs.map((j) => j.id), jobs.map((j) => toIso(j.mark)), now],
   );
+}
+
+/**
+ * When the next pending row comes due after `now` (a retry, a put-off job, a lease running out), so
+ * an idle worker wakes then rather than at its next poll. One step into the due-rows index.
+ */
+export async function nextDue(q: Queryable, now: Date): Promise<Date | null> {
+  const [row] = await q.query<{ at: Date | null }>(
+    `SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > $1`,
+    [now],
+  );
+  return row?.at ?? null;
 }

@@ -1,7 +1,7 @@
-import type { AppContext } from '../../context.js';
-import type { OpenTransaction } from '../../db/db.js';
+import type { Db, OpenTransaction } from '../../db/db.js';
+import type { Clock } from '../../lib/clock.js';
 import type { Outcome } from './attempt.js';
-import type { ClaimedDelivery } from './claim.js';
+import type { Job, RowLock } from './job.js';
 import { changesCount, resetFailures, writeHeldOutcomes } from './outcome.js';
 
 /** The longest a claim keeps its row locks; rows still unfinished then go on under a lease. */
@@ -9,6 +9,18 @@ export const HOLD_MS = 500;
 
 /** Claims a worker keeps open at once at most; each holds a connection. */
 export const HELD_CLAIMS_PER_WORKER = 8;
+
+export interface HeldClaimHandlers {
+  /** Takes back the claim's jobs that wait in the worker, not yet started: the commit frees them. */
+  unstarted(claim: HeldClaim): Job[];
+  /**
+   * The claim's transaction has ended. `after` are outcomes to write outside it, each carrying the
+   * mark its row holds now (outcome.ts); `freed` counts the rows it gave back unattempted, due again;
+   * `nextDue` is the earliest retry or put-off time it wrote, if any.
+   */
+  ended(claim: HeldClaim, after: Outcome[], freed: number, nextDue: Date | null): void;
+  onError(error: unknown, during: string): void;
+}
 
 /**
  * Rows claimed under the row locks of one open transaction (PostgreSQL). The claim writes nothing:
@@ -22,15 +34,18 @@ export const HELD_CLAIMS_PER_WORKER = 8;
  * A claim holds its locks for HOLD_MS at most, so that a slow receiver delays neither the API (which
  * waits on these locks to pause or delete an endpoint) nor the commit of the rows already answered.
  * At the commit, rows not yet started are freed, due as they were, and rows still in flight are
- * given a lease in the same transaction, exactly what a claim by lease writes. These go on as
- * leased rows: their outcomes are written as
- * such (outcome.ts), as are those that may change an endpoint's failure count, which lock the
- * endpoint and must not do so while this transaction holds deliveries (the API locks an endpoint,
- * then its deliveries).
+ * given a lease in the same transaction, exactly what a claim by lease writes; outcomes that may
+ * change an endpoint's failure count are leased too and written after the commit, since they lock
+ * the endpoint, which this transaction must not do while it holds deliveries (the API locks an
+ * endpoint, then its deliveries).
  *
- * If the transaction fails, its rows are simply due again: delivery is at-least-once.
+ * The hand-over from lock to lease is exact: a job's mark and lock change only once the commit has
+ * returned, and an outcome that arrives while the commit is under way waits for it, then is written
+ * under the mark its row really holds (the lease if the commit succeeded, the row's due time if it
+ * failed and the row was left as it was). An outcome written under a mark not yet committed would
+ * match no row, and the row would be sent again when the lease ran out.
  */
-export class HeldClaim {
+export class HeldClaim implements RowLock {
   /**
    * The claim, the outcome write and the lease of a held claim are planned once per connection
    * (generic plans). PostgreSQL would otherwise plan the claim anew on every run, since a generic
@@ -38,49 +53,46 @@ export class HeldClaim {
    */
   static readonly SETTINGS = { plan_cache_mode: 'force_generic_plan' };
 
-  private rows: ClaimedDelivery[] = [];
+  private jobs: Job[] = [];
   private readonly outcomes: Outcome[] = [];
-  /** Rows still held that have no outcome yet. */
+  /** Outcomes that arrived once the commit had begun: written after it, under their rows' marks. */
+  private readonly late: Outcome[] = [];
+  /** Held jobs that have no outcome yet. */
   private waiting = 0;
+  private closing = false;
   private timer: NodeJS.Timeout | null = null;
   private ending: Promise<void> | null = null;
 
   constructor(
     readonly tx: OpenTransaction,
-    private readonly ctx: AppContext,
-    private readonly handlers: {
-      /** Takes back the claim's rows that wait in the worker, not yet started: the commit frees them. */
-      unstarted(claim: HeldClaim): ClaimedDelivery[];
-      /**
-       * The claim committed (or failed); `leased` are outcomes to write as leased rows, `freed` the
-       * rows it gave back without an attempt (due again now).
-       */
-      ended(claim: HeldClaim, leased: Outcome[], freed: number): void;
-      onError(error: unknown, during: string): void;
-    },
+    private readonly deps: { db: Db; clock: Clock; leaseMs: number },
+    private readonly handlers: HeldClaimHandlers,
   ) {}
 
-  /** The rows the claim statement took. */
-  took(rows: ClaimedDelivery[]): void {
-    this.rows = rows;
-    this.waiting = rows.length;
+  /** The jobs the claim statement took. */
+  took(jobs: Job[]): void {
+    this.jobs = jobs;
+    this.waiting = jobs.length;
     this.timer = setTimeout(() => void this.end(), HOLD_MS);
   }
 
-  /** A held row's outcome. */
-  finish(row: ClaimedDelivery, outcome: Outcome): void {
-    row.held = null;
+  finish(job: Job, outcome: Outcome): void {
+    outcome.mark = job.mark;
+    if (this.closing) {
+      this.late.push(outcome);
+      return;
+    }
     this.outcomes.push(outcome);
     if (--this.waiting === 0) void this.end();
   }
 
-  /** A held row this worker will not attempt (it is stopping): the commit frees it, due as it was. */
-  drop(row: ClaimedDelivery): void {
-    row.held = null;
+  drop(job: Job): void {
+    if (this.closing) return;
+    job.held = null;
     if (--this.waiting === 0) void this.end();
   }
 
-  /** Writes the outcomes so far, leases the rest and commits; once, however often it is called. */
+  /** Writes the outcomes so far, leases the jobs in flight and commits; once, however often called. */
   end(): Promise<void> {
     this.ending ??= this.commit();
     return this.ending;
@@ -88,36 +100,52 @@ export class HeldClaim {
 
   private async commit(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
-    // Rows not yet started are freed by the commit, due as they were; rows in flight go on under a
-    // lease, and their outcomes take it (worker.ts).
+    // Everything is decided here, before the first await: from now on outcomes wait (`late`).
+    this.closing = true;
     const unstarted = this.waiting > 0 ? this.handlers.unstarted(this) : [];
-    for (const row of unstarted) row.held = null;
-    const lease = new Date(this.ctx.clock.now().getTime() + this.ctx.config.leaseMs);
-    const unfinished = this.rows.filter((row) => row.held === this);
-    for (const row of unfinished) {
-      row.held = null;
-      row.lease = lease;
-    }
+    for (const job of unstarted) job.held = null;
+    const inFlight = this.jobs.filter((job) => job.held === this && !this.outcomes.some((o) => o.id === job.id));
     const counting = this.outcomes.filter(changesCount);
-    for (const outcome of counting) outcome.lease = lease;
-    const leasedIds = [...unfinished.map((row) => row.id), ...counting.map((o) => o.id)];
-    let leased = counting;
-    let freed = unstarted.length;
+    const direct = counting.length > 0 ? this.outcomes.filter((o) => !changesCount(o)) : this.outcomes;
+    const lease = new Date(this.deps.clock.now().getTime() + this.deps.leaseMs);
+    const leasedIds = [...inFlight.map((job) => job.id), ...counting.map((o) => o.id)];
+
+    let committed = false;
+    let reset: string[] = [];
     try {
-      const reset = await writeHeldOutcomes(this.tx, counting.length > 0 ? this.outcomes.filter((o) => !changesCount(o)) : this.outcomes);
+      reset = await writeHeldOutcomes(this.tx, direct);
       if (leasedIds.length > 0) {
         await this.tx.query('UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::text[])', [leasedIds, lease]);
       }
       await this.tx.commit();
-      await resetFailures(this.ctx.db, reset).catch((error) => this.handlers.onError(error, 'record'));
+      committed = true;
     } catch (error) {
-      // Nothing was written: every row of the claim is due again as it was.
-      leased = [];
-      freed = this.rows.length;
       await this.tx.rollback().catch(() => {});
       this.handlers.onError(error, 'record');
-    } finally {
-      this.handlers.ended(this, leased, freed);
     }
+
+    // Nothing else runs between here and ended(): the marks and the outcomes change together.
+    for (const job of inFlight) {
+      job.held = null;
+      if (committed) job.mark = lease;
+    }
+    let after: Outcome[];
+    if (committed) {
+      for (const outcome of [...counting, ...this.late]) outcome.mark = lease;
+      after = [...counting, ...this.late];
+    } else {
+      // Nothing was written and every row is as it was when claimed: write the outcomes without the
+      // lock, guarded by the rows' due times, rather than send them all again.
+      after = [...this.outcomes, ...this.late];
+    }
+    this.handlers.ended(this, after, unstarted.length, committed ? earliestRetry(direct) : null);
+    if (reset.length > 0) await resetFailures(this.deps.db, reset).catch((error) => this.handlers.onError(error, 'record'));
   }
+}
+
+/** The earliest time a written outcome made its row due again, if any. */
+export function earliestRetry(outcomes: Outcome[]): Date | null {
+  let next: Date | null = null;
+  for (const o of outcomes) if (o.status === 'pending' && o.nextAttemptAt && (!next || o.nextAttemptAt < next)) next = o.nextAttemptAt;
+  return next;
 }

@@ -1,17 +1,18 @@
-import type { AppContext } from '../../context.js';
 import { arrayLiteral, type ArrayValue } from '../../db/arrays.js';
-import type { Queryable } from '../../db/db.js';
+import type { Db, Queryable } from '../../db/db.js';
+import type { Clock } from '../../lib/clock.js';
 import { toIso } from '../../lib/iso.js';
 import type { Outcome } from './attempt.js';
 import { AUTO_DISABLE_AFTER, autoDisable } from './auto-disable.js';
 
 /**
- * Writes a batch of outcomes of rows claimed by lease: the delivery rows, each endpoint's count of
- * consecutive failed deliveries, and any auto-disable that count calls for.
+ * Writes a batch of outcomes of rows not held by a row lock: the delivery rows, each endpoint's count
+ * of consecutive failed deliveries, and any auto-disable that count calls for.
  *
- * Writes are idempotent and guarded by the claim: a row is only changed while it is still `pending`
- * with this worker's attempt number and lease, so a worker whose lease ran out (and whose row
- * another worker took) changes nothing, and a replayed write is a no-op. A row the API turned
+ * Writes are idempotent and guarded by the take: a row is only changed while it is still `pending`
+ * with this worker's attempt number and mark (job.ts: its lease, or its due time for a row whose lock
+ * was given up), so a worker whose lease ran out (and whose row another worker took) changes nothing,
+ * and a replayed write is a no-op. A row the API turned
  * `disabled` while the request was in flight (endpoint paused or deleted) stays `disabled`; the
  * attempt's facts are still logged on it. A failed attempt whose endpoint is no longer active ends
  * `disabled` instead of being retried.
@@ -20,20 +21,20 @@ import { AUTO_DISABLE_AFTER, autoDisable } from './auto-disable.js';
  * change an endpoint's count locks those endpoints first, in id order, as the API does before it
  * touches an endpoint's deliveries, so the two never wait on each other in a cycle.
  */
-export async function recordOutcomes(ctx: AppContext, outcomes: Outcome[]): Promise<void> {
+export async function recordOutcomes(deps: { db: Db; clock: Clock }, outcomes: Outcome[]): Promise<void> {
   if (outcomes.length === 0) return;
   const counted = outcomes.filter(changesCount);
   if (counted.length === 0) {
     // A success may still find a count that another worker raised since the claim: reset it inline.
-    await withDeadlockRetry(() => writeDeliveries(ctx.db, outcomes, 'lease', true));
+    await withDeadlockRetry(() => writeDeliveries(deps.db, outcomes, true));
     return;
   }
   const endpointIds = [...new Set(counted.map((o) => o.endpointId))].sort();
   await withDeadlockRetry(() =>
-    ctx.db.tx(async (q) => {
+    deps.db.tx(async (q) => {
       await q.query('SELECT id FROM webhook_endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [endpointIds]);
-      const written = await writeDeliveries(q, outcomes, 'lease', false);
-      await countFailures(q, ctx, outcomes, written);
+      const written = await writeDeliveries(q, outcomes, false);
+      await countFailures(q, deps.clock.now(), outcomes, written);
     }),
   );
 }
@@ -56,7 +57,7 @@ export function changesCount(o: Outcome): boolean {
  */
 export async function writeHeldOutcomes(q: Queryable, outcomes: Outcome[]): Promise<string[]> {
   if (outcomes.length === 0) return [];
-  const reset = await writeDeliveries(q, outcomes, 'lock', false, 'resets');
+  const reset = await writeDeliveries(q, outcomes, false, 'resets');
   return reset.map((r) => r.endpoint_id);
 }
 
@@ -86,14 +87,11 @@ interface Written {
 }
 
 /**
- * How a write knows the row is still this worker's: by the lease it was claimed with (and a row
- * the API disabled meanwhile still gets the attempt's facts), or, for a row held by a row lock of
- * the writing transaction, by its being still `pending` (nothing else can have changed it).
+ * How a write knows the row is still this worker's: it is `pending` with the attempt number and the
+ * mark it was taken with (job.ts); a row the API disabled meanwhile still gets the attempt's facts.
+ * A row held by a lock of the writing transaction passes trivially: nothing else can have changed it.
  */
-const GUARD = {
-  lease: `((d.status = 'pending' AND d.next_attempt_at = o.lease) OR (d.status = 'disabled' AND o.attempted))`,
-  lock: `d.status = 'pending'`,
-};
+const GUARD = `((d.status = 'pending' AND d.next_attempt_at = o.mark) OR (d.status = 'disabled' AND o.attempted))`;
 
 /**
  * What a write answers: every row it changed, with its new status (`rows`), or one row per endpoint
@@ -120,7 +118,6 @@ const ANSWER = {
 async function writeDeliveries(
   q: Queryable,
   outcomes: Outcome[],
-  guard: keyof typeof GUARD,
   resetOnSuccess: boolean,
   answer: keyof typeof ANSWER = 'rows',
 ): Promise<Written[]> {
@@ -137,7 +134,7 @@ async function writeDeliveries(
               nullif($13::jsonb -> (n - 1)::int, 'null') AS response_headers
          FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::boolean[], $5::text[], $6::timestamptz[],
                      $7::timestamptz[], $8::text[], $9::int[], $10::int[], $12::text[]) WITH ORDINALITY
-           AS o (id, claimed_attempt, lease, attempted, status, next_attempt_at, attempted_at, error, response_status,
+           AS o (id, claimed_attempt, mark, attempted, status, next_attempt_at, attempted_at, error, response_status,
                  response_time_ms, response_body, n)
      ), written AS (
        UPDATE webhook_deliveries d SET
@@ -155,14 +152,14 @@ async function writeDeliveries(
          FROM o, webhook_endpoints e
         WHERE d.id = o.id AND e.id = d.endpoint_id
           AND d.attempt = o.claimed_attempt
-          AND ${GUARD[guard]}
+          AND ${GUARD}
        RETURNING d.id, d.endpoint_id, d.status, e.consecutive_failures <> 0 AS endpoint_failing
      )${reset}
      ${ANSWER[answer]}`,
     [
       column((o) => o.id),
       column((o) => o.claimedAttempt),
-      column((o) => (o.lease ? toIso(o.lease) : null)),
+      column((o) => toIso(o.mark)),
       column((o) => o.attempted),
       column((o) => o.status),
       column((o) => (o.nextAttemptAt ? toIso(o.nextAttemptAt) : null)),
@@ -182,7 +179,7 @@ async function writeDeliveries(
  * `failed` adds one. Taken in the batch's order, an endpoint's new count is (0 if any success, else
  * the stored count) plus the failures after its last success.
  */
-async function countFailures(q: Queryable, ctx: AppContext, outcomes: Outcome[], writes: Written[]): Promise<void> {
+async function countFailures(q: Queryable, now: Date, outcomes: Outcome[], writes: Written[]): Promise<void> {
   // A row reaches `success` or `failed` only from `pending`; `disabled` never counts.
   const written = new Map(writes.map((r) => [r.id, r.status]));
   const changes = new Map<string, { reset: boolean; failures: number }>();
@@ -203,7 +200,6 @@ async function countFailures(q: Queryable, ctx: AppContext, outcomes: Outcome[],
      RETURNING e.id, e.workspace_id, e.url, e.consecutive_failures, (e.active AND e.deleted_at IS NULL) AS active`,
     [JSON.stringify(rows)],
   );
-  const now = ctx.clock.now();
   for (const endpoint of endpoints.sort((a, b) => a.id.localeCompare(b.id))) {
     if (endpoint.active && endpoint.consecutive_failures >= AUTO_DISABLE_AFTER) {
       await autoDisable(q, { id: endpoint.id, workspaceId: endpoint.workspace_id, url: endpoint.url }, now);

@@ -19,6 +19,8 @@ export interface SendResult {
   body: string | null;
   timeMs: number;
   error: string | null;
+  /** No complete answer within the time-out (the receiver may be hanging). */
+  timedOut: boolean;
 }
 
 /** What the engine sends through; the real one is HttpSender, and tests use it against real receivers. */
@@ -73,7 +75,7 @@ export class HttpSender implements Sender {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const target = this.target(req.url);
-    if (typeof target === 'string') return Promise.resolve({ ok: false, status: null, headers: null, body: null, timeMs: elapsed(), error: target });
+    if (typeof target === 'string') return Promise.resolve({ ok: false, status: null, headers: null, body: null, timeMs: elapsed(), error: target, timedOut: false });
     const max = this.maxResponseBytes;
     const timeoutError = `timeout: no complete response within ${this.options.timeoutMs} ms`;
 
@@ -91,7 +93,7 @@ export class HttpSender implements Sender {
         clearTimeout(timer);
         resolve(result);
       };
-      const fail = (error: string) => finish({ ok: false, status, headers, body: null, timeMs: elapsed(), error });
+      const fail = (error: string) => finish({ ok: false, status, headers, body: null, timeMs: elapsed(), error, timedOut });
       const timer = setTimeout(() => {
         timedOut = true;
         controller?.abort(new DeliveryTimeout());
@@ -119,7 +121,7 @@ export class HttpSender implements Sender {
               const ok = status !== null && status >= 200 && status < 300;
               // PostgreSQL text and jsonb cannot hold NUL.
               const body = Buffer.concat(kept).toString('utf8').replace(/\u0000/g, '\uFFFD');
-              finish({ ok, status, headers, body, timeMs: elapsed(), error: ok ? null : `HTTP ${status}${status! >= 300 && status! < 400 ? ' (redirects are not followed)' : ''}` });
+              finish({ ok, status, headers, body, timeMs: elapsed(), error: ok ? null : `HTTP ${status}${status! >= 300 && status! < 400 ? ' (redirects are not followed)' : ''}`, timedOut: false });
             },
             onResponseError: (_c, error) => fail(timedOut ? timeoutError : describeError(error)),
           },

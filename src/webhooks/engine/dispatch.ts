@@ -1,0 +1,165 @@
+import { performance } from 'node:perf_hooks';
+import type { Clock } from '../../lib/clock.js';
+import { deferred, type Outcome } from './attempt.js';
+import type { Job } from './job.js';
+import { Lanes } from './lanes.js';
+
+export interface DispatchSettings {
+  /** Attempts that may be starting or answering quickly at once (SVC_WORKER_CONCURRENCY). */
+  concurrency: number;
+  /** Attempts in flight at once at most, slow ones included: the sockets a worker may keep open. */
+  maxInFlight: number;
+  /** An attempt still running after this long gives its slot up and waits on its socket alone. */
+  slowAfterMs: number;
+}
+
+export interface DispatchHooks {
+  /** Makes the attempt; never rejects. */
+  attempt(job: Job): Promise<Outcome>;
+  /** The job's outcome: an attempt's, or a job put off until later without one. */
+  settle(job: Job, outcome: Outcome): void;
+  /** Puts a job off until `until`, without an attempt. */
+  defer(job: Job, until: Date): void;
+  /** A slot came free: more may be claimed. */
+  freed(): void;
+}
+
+/**
+ * Dispatch: which job starts when. Jobs pass their endpoint's lane (lanes.ts), then wait in one queue,
+ * first come first served, for one of `concurrency` slots. A slot is for an attempt that is
+ * starting or answering quickly: an attempt still running after `slowAfterMs` gives its slot up and
+ * goes on holding only its socket, up to `maxInFlight` sockets in all. A request waiting on a silent
+ * receiver costs an open socket, not a core, so hanging receivers cannot take the slots from
+ * everyone else; their lanes keep them to a share of one or two attempts each.
+ */
+export class Dispatcher {
+  readonly lanes: Lanes;
+  private ready: Job[] = [];
+  /** Attempts holding a slot, by start time (performance.now()), oldest first. */
+  private readonly quick = new Map<Job, number>();
+  /** Attempts that gave their slot up, by start time. */
+  private readonly slow = new Map<Job, number>();
+  private readonly running = new Set<Promise<void>>();
+  private sweeper: NodeJS.Timeout | null = null;
+  private open = true;
+
+  constructor(
+    private readonly settings: DispatchSettings,
+    private readonly clock: Clock,
+    private readonly hooks: DispatchHooks,
+  ) {
+    this.lanes = new Lanes({ maxShare: settings.concurrency, slowAfterMs: settings.slowAfterMs });
+  }
+
+  /** Takes a job: starts it, queues it, lets it wait on its lane, or puts it off. */
+  offer(job: Job): void {
+    const now = this.clock.now();
+    if (job.notBefore && job.notBefore.getTime() > now.getTime()) return this.hooks.defer(job, job.notBefore);
+    // A job for an inactive endpoint makes no request: its outcome is immediate, even while stopping.
+    if (!job.endpointActive) return this.launch(job, false);
+    const admission = this.lanes.admit(job, now, performance.now());
+    if (admission === 'wait') return;
+    if (admission === 'go') {
+      this.ready.push(job);
+      return this.startReady();
+    }
+    this.hooks.defer(job, admission.deferUntil);
+  }
+
+  /**
+   * Room for more jobs: free slots plus `roundsAhead` rounds of jobs waiting for one, less what
+   * waits already; never more than the sockets left.
+   */
+  room(roundsAhead: number): number {
+    const waiting = this.ready.length + this.lanes.waitingCount();
+    const bySlots = (1 + roundsAhead) * this.settings.concurrency - this.quick.size - waiting;
+    const bySockets = this.settings.maxInFlight - this.quick.size - this.slow.size - waiting;
+    return Math.min(bySlots, bySockets);
+  }
+
+  /** Jobs in flight or waiting to start. */
+  busy(): boolean {
+    return this.quick.size + this.slow.size + this.ready.length > 0 || this.lanes.waitingCount() > 0;
+  }
+
+  /** Takes back the jobs not started that `take` wants (a claim ending, a worker stopping). */
+  takeBack(take: (job: Job) => boolean): Job[] {
+    const queued = this.ready.filter(take);
+    if (queued.length > 0) {
+      this.ready = this.ready.filter((job) => !take(job));
+      this.lanes.unqueue(queued);
+    }
+    return [...queued, ...this.lanes.takeWaiting(take)];
+  }
+
+  /** Starts nothing more from now on: what is offered waits, to be taken back. */
+  pause(): void {
+    this.open = false;
+  }
+
+  /** Starts nothing more; resolves when the attempts in flight have ended and been settled. */
+  async close(): Promise<void> {
+    this.open = false;
+    await Promise.allSettled([...this.running]);
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+  }
+
+  /** For one-shot runs (runDue): resolves when everything offered so far has been settled. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  private startReady(): void {
+    while (this.open && this.ready.length > 0 && this.quick.size < this.settings.concurrency && this.quick.size + this.slow.size < this.settings.maxInFlight) {
+      this.launch(this.ready.shift()!, true);
+    }
+  }
+
+  private launch(job: Job, laned: boolean): void {
+    const startedAt = performance.now();
+    if (laned) this.lanes.started(job, startedAt);
+    this.quick.set(job, startedAt);
+    this.watch();
+    const task: Promise<void> = this.hooks
+      .attempt(job)
+      // An attempt never rejects; should one all the same, its job comes due again at once.
+      .catch(() => deferred(job, this.clock.now(), this.clock.now()))
+      .then((outcome) => this.ended(job, outcome, startedAt, laned))
+      .finally(() => this.running.delete(task));
+    this.running.add(task);
+  }
+
+  private ended(job: Job, outcome: Outcome, startedAt: number, laned: boolean): void {
+    const wasSlow = this.slow.delete(job);
+    if (!wasSlow) this.quick.delete(job);
+    if (laned) this.ready.push(...this.lanes.ended(job, outcome, startedAt, performance.now()));
+    this.hooks.settle(job, outcome);
+    this.startReady();
+    this.hooks.freed();
+  }
+
+  /** Moves attempts running longer than slowAfterMs off their slots, checking a few times per period. */
+  private watch(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => {
+      const limit = performance.now() - this.settings.slowAfterMs;
+      let moved = 0;
+      for (const [job, startedAt] of this.quick) {
+        if (startedAt > limit) break;
+        this.quick.delete(job);
+        this.slow.set(job, startedAt);
+        moved++;
+      }
+      if (moved > 0) {
+        this.startReady();
+        this.hooks.freed();
+      }
+      if (this.quick.size === 0 && this.slow.size === 0 && this.sweeper) {
+        clearInterval(this.sweeper);
+        this.sweeper = null;
+      }
+    }, Math.max(5, this.settings.slowAfterMs >> 2));
+    this.sweeper.unref();
+  }
+}

@@ -1,0 +1,116 @@
+import type { Db } from '../../db/db.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Outcome } from './attempt.js';
+import { earliestRetry } from './held-claim.js';
+import { recordOutcomes } from './outcome.js';
+
+/** Outcomes written per statement at most. */
+const WRITE_BATCH = 500;
+
+/** Waits between tries of a batch whose write failed (the database unreachable, say). */
+const RETRY_MS = [250, 500, 1000, 2000, 5000];
+
+export interface RecorderOptions {
+  /** Batches written at once: two on PostgreSQL (they touch different rows), one on PGlite. */
+  writers: number;
+  /** How long a failed batch is tried again; past it, its rows come due again by themselves. */
+  retryForMs: number;
+  onError(error: unknown, during: string): void;
+  /** A batch was written; `nextDue` is its earliest retry or put-off time, if any. */
+  written(nextDue: Date | null): void;
+}
+
+/**
+ * Records outcomes of rows not held by a row lock (outcome.ts), in batches: each batch is whatever
+ * finished while earlier writes ran, which keeps the database round trips per delivery low under
+ * load. A batch whose write fails (the database unreachable, a lost connection) is tried again with
+ * growing pauses for `retryForMs`: its rows stay taken meanwhile (each write is guarded by the mark
+ * the row was taken with, so a late write changes nothing another worker has taken since), and its
+ * deliveries are not sent again when the database comes back.
+ */
+export class OutcomeRecorder {
+  private queue: Outcome[] = [];
+  private readonly writers = new Set<Promise<void>>();
+  private scheduled = false;
+  private writing = 0;
+  /** Failed batches waiting to be tried again. */
+  private readonly retries = new Map<NodeJS.Timeout, Outcome[]>();
+  private stopped = false;
+
+  constructor(
+    private readonly deps: { db: Db; clock: Clock },
+    private readonly options: RecorderOptions,
+  ) {}
+
+  add(outcomes: Outcome[]): void {
+    if (outcomes.length === 0) return;
+    this.queue.push(...outcomes);
+    this.schedule();
+  }
+
+  /** Outcomes not yet written, being written or waiting to be tried again. */
+  lag(): number {
+    let retrying = 0;
+    for (const batch of this.retries.values()) retrying += batch.length;
+    return this.queue.length + this.writing + retrying;
+  }
+
+  /** Writes what is queued; with `last`, failed batches are tried once more and then given up. */
+  async flush(last = false): Promise<void> {
+    if (last) this.stopped = true;
+    for (const [timer, batch] of this.retries) {
+      clearTimeout(timer);
+      this.queue.push(...batch);
+    }
+    this.retries.clear();
+    while (this.writers.size > 0 || this.queue.length > 0) {
+      this.start();
+      await Promise.allSettled([...this.writers]);
+    }
+  }
+
+  /**
+   * Starts on the next turn of the event loop, so every response that arrived in this one joins the
+   * batch (on PGlite, a query runs on this thread and nothing else arrives meanwhile).
+   */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.start();
+    });
+  }
+
+  private start(): void {
+    while (this.writers.size < this.options.writers && this.queue.length > 0) {
+      const batch = this.queue.splice(0, WRITE_BATCH);
+      this.writing += batch.length;
+      const writer: Promise<void> = this.write(batch, 0, null).finally(() => {
+        this.writers.delete(writer);
+        this.writing -= batch.length;
+        if (this.queue.length > 0) this.schedule();
+      });
+      this.writers.add(writer);
+    }
+  }
+
+  private async write(batch: Outcome[], tries: number, giveUpAt: number | null): Promise<void> {
+    try {
+      await recordOutcomes(this.deps, batch);
+    } catch (error) {
+      const now = performance.now();
+      const deadline = giveUpAt ?? now + this.options.retryForMs;
+      this.options.onError(error, 'record');
+      if (this.stopped || now >= deadline) return;
+      // Tried again off the writers, so that other batches are not held up behind it.
+      const timer = setTimeout(() => {
+        this.retries.delete(timer);
+        void this.write(batch, tries + 1, deadline);
+      }, RETRY_MS[Math.min(tries, RETRY_MS.length - 1)]);
+      this.retries.set(timer, batch);
+      return;
+    }
+    this.options.written(earliestRetry(batch));
+  }
+}
