@@ -1,40 +1,8 @@
 // Scenario 4: at a steady rate of product changes, the time from the change to its arrival at the receiver.
-import { setTimeout as sleepUntil } from 'node:timers/promises';
-import { Pool } from 'undici';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
-import { sleep, startReceiver } from './lib.mjs';
+import { sleep, startReceiver, steadyLoad } from './lib.mjs';
 import { MASTER_KEY, startService } from './service.mjs';
-
-/**
- * Requests go out evenly spaced (one every 1000/rate ms), not in per-second bursts as autocannon's
- * rate option sends them, so the figure is the pipeline's latency rather than a burst's queueing.
- */
-async function steadyLoad(url, apiKey, rate, seconds) {
-  const target = new URL(url);
-  const pool = new Pool(target.origin, { connections: 32 });
-  const total = rate * seconds;
-  const interval = 1000 / rate;
-  const started = performance.now();
-  const inFlight = [];
-  let failed = 0;
-  for (let i = 0; i < total; i++) {
-    const wait = started + i * interval - performance.now();
-    if (wait > 1) await sleepUntil(wait);
-    inFlight.push(
-      pool
-        .request({ path: '/v1/products', method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: '{"name":"Latency probe"}' })
-        .then(async (res) => {
-          await res.body.dump();
-          if (res.statusCode !== 201) failed++;
-        }),
-    );
-  }
-  await Promise.all(inFlight);
-  const achieved = total / ((performance.now() - started) / 1000);
-  await pool.close();
-  return { failed, achieved };
-}
 
 const WARMUP_SECONDS = 5;
 

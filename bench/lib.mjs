@@ -3,8 +3,10 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { setTimeout as sleepUntil } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { Pool } from 'undici';
 
 export const ROOT = new URL('..', import.meta.url).pathname;
 export const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -143,13 +145,14 @@ export function percentile(sorted, p) {
 
 export const round = (n, digits = 1) => (n === null || n === undefined ? null : Number(n.toFixed(digits)));
 
-/** Starts bench/receiver.mjs on a free port. */
-export async function startReceiver() {
+/** Starts bench/receiver.mjs on a free port; `mode` is its MODE (ok, hang, fleet). */
+export async function startReceiver(mode = 'ok') {
   const port = await freePort();
-  const proc = await startProcess(['bench/receiver.mjs'], { PORT: String(port) }, 'ready');
+  const proc = await startProcess(['bench/receiver.mjs'], { PORT: String(port), MODE: mode }, 'ready');
   const base = `http://127.0.0.1:${port}`;
   return {
     ...proc,
+    base,
     url: `${base}/hook`,
     stats: async () => (await fetch(`${base}/stats`)).json(),
     count: async () => (await fetch(`${base}/count`)).json(),
@@ -163,4 +166,57 @@ export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * Product creations at a steady rate, evenly spaced (one every 1000/rate ms), not in per-second
+ * bursts as autocannon's rate option sends them, so the figure is the pipeline's latency rather than
+ * a burst's queueing. With several API keys, each request takes the next key in turn.
+ */
+export async function steadyLoad(url, apiKeys, rate, seconds) {
+  const keys = Array.isArray(apiKeys) ? apiKeys : [apiKeys];
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections: 32 });
+  const total = Math.round(rate * seconds);
+  const interval = 1000 / rate;
+  const started = performance.now();
+  const inFlight = [];
+  let failed = 0;
+  for (let i = 0; i < total; i++) {
+    const wait = started + i * interval - performance.now();
+    if (wait > 1) await sleepUntil(wait);
+    inFlight.push(
+      pool
+        .request({ path: '/v1/products', method: 'POST', headers: { authorization: `Bearer ${keys[i % keys.length]}`, 'content-type': 'application/json' }, body: '{"name":"Latency probe"}' })
+        .then(async (res) => {
+          await res.body.dump();
+          if (res.statusCode !== 201) failed++;
+        }),
+    );
+  }
+  await Promise.all(inFlight);
+  const achieved = total / ((performance.now() - started) / 1000);
+  await pool.close();
+  return { failed, achieved };
+}
+
+/**
+ * `perEndpoint` pending deliveries, due now, for each of `endpointIds` (all of `workspaceId`), with
+ * their events: a backlog. Ids start with `tag` so that several backlogs do not collide.
+ */
+export async function seedBacklog(db, workspaceId, endpointIds, perEndpoint, tag) {
+  await db.query(
+    `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
+     SELECT 'evt_' || $3 || lpad(to_hex(g), 20, '0'), $1, 'product.created', 'product', 'prd_' || $3 || lpad(to_hex(g), 20, '0'),
+            '{"id":"evt_' || $3 || lpad(to_hex(g), 20, '0') || '","type":"product.created","created":"2026-01-01T00:00:00.000Z"}', now()
+       FROM generate_series(1, $2::int) AS g`,
+    [workspaceId, perEndpoint, tag],
+  );
+  await db.query(
+    `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
+     SELECT 'whd_' || $4 || lpad(to_hex(g), 14, '0') || lpad(to_hex(e.n), 6, '0'), $1, e.id, 'evt_' || $4 || lpad(to_hex(g), 20, '0'),
+            'product.created', 'pending', 0, now(), now()
+       FROM generate_series(1, $3::int) AS g, unnest($2::text[]) WITH ORDINALITY AS e (id, n)`,
+    [workspaceId, endpointIds, perEndpoint, tag],
+  );
 }

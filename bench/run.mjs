@@ -8,8 +8,10 @@ import pg from 'pg';
 import { apiRead } from './api-read.mjs';
 import { deepPage } from './deep-page.mjs';
 import { delivery } from './delivery.mjs';
+import { fleet } from './fleet.mjs';
 import { ingest } from './ingest.mjs';
 import { latency } from './latency.mjs';
+import { noisyNeighbour } from './noisy-neighbour.mjs';
 import { PG_URL, ROOT, freshSchema } from './lib.mjs';
 import { openSeeded, settle } from './service.mjs';
 
@@ -65,6 +67,8 @@ const SCENARIOS = [
   ['postgres', ingest],
   ['postgres', delivery],
   ['postgres', latency],
+  ['postgres', noisyNeighbour],
+  ['postgres', fleet],
   ['postgres', deepPage],
   ['pglite', apiRead],
   ['pglite', delivery],
