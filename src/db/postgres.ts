@@ -128,6 +128,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
         throw error;
       }
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
     async listen(channel, onNotify) {
       let set = handlers.get(channel);
       if (!set) {

@@ -91,7 +91,9 @@ export async function runAttempt(ctx: AppContext, sender: Sender, delivery: Clai
     return failed('the signing secret cannot be decrypted: check SVC_MASTER_KEY');
   }
 
+  ctx.metrics.attemptStarted();
   const result = await sender.send({ url: delivery.url, headers, body: delivery.body });
+  ctx.metrics.attemptFinished(result);
   if (result.ok) return outcomeOf(delivery, attemptedAt, { attempted: true, status: 'success', nextAttemptAt: null, error: null }, headers, result);
   return failed(result.error ?? `HTTP ${result.status}`, headers, result);
 }

@@ -206,7 +206,7 @@ async function countFailures(q: Queryable, ctx: AppContext, outcomes: Outcome[],
   const now = ctx.clock.now();
   for (const endpoint of endpoints.sort((a, b) => a.id.localeCompare(b.id))) {
     if (endpoint.active && endpoint.consecutive_failures >= AUTO_DISABLE_AFTER) {
-      await autoDisable(q, { id: endpoint.id, workspaceId: endpoint.workspace_id, url: endpoint.url }, now);
+      if (await autoDisable(q, { id: endpoint.id, workspaceId: endpoint.workspace_id, url: endpoint.url }, now)) ctx.metrics.autoDisabled();
     }
   }
 }
