@@ -32,6 +32,12 @@ export interface Config {
   /** Fastify's trustProxy: whether X-Forwarded-For gives the client address (per-address limits). */
   trustProxy: boolean | number | string[];
   bodyLimitBytes: number;
+  /** Finished deliveries and events older than this are deleted in the background; 0 keeps everything. */
+  retentionMs: number;
+  /** With a value, GET /metrics needs `Authorization: Bearer <it>`. */
+  metricsToken: string | null;
+  /** A second listener for /healthz, /readyz and /metrics only (how `svc worker` exposes them); null: none. */
+  metricsPort: number | null;
 }
 
 export class ConfigError extends Error {}
@@ -95,6 +101,24 @@ function trustProxy(env: Env): boolean | number | string[] {
   return list;
 }
 
+/** `SVC_RETENTION`: a duration of at least an hour (so a slip such as 30m for 30d is caught), or `0` to keep everything. */
+function retention(env: Env): number {
+  const raw = (env.SVC_RETENTION ?? '').trim();
+  if (raw === '0') return 0;
+  const ms = duration(env, 'SVC_RETENTION', '30d');
+  if (ms < 3_600_000) throw new ConfigError(`SVC_RETENTION must be 0 (keep everything) or at least 1h, got "${raw}"`);
+  return ms;
+}
+
+function metricsToken(env: Env): string | null {
+  const raw = env.SVC_METRICS_TOKEN;
+  if (!raw) return null;
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) {
+    throw new ConfigError('SVC_METRICS_TOKEN must be 16 to 256 printable characters without spaces');
+  }
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -154,5 +178,8 @@ export function loadConfig(env: Env = process.env): Config {
     redisTimeoutMs: positiveDuration(env, 'SVC_REDIS_TIMEOUT', '250ms'),
     trustProxy: trustProxy(env),
     bodyLimitBytes: integer(env, 'SVC_BODY_LIMIT', 1_048_576, 1024, 104_857_600),
+    retentionMs: retention(env),
+    metricsToken: metricsToken(env),
+    metricsPort: env.SVC_METRICS_PORT ? integer(env, 'SVC_METRICS_PORT', 0, 0, 65535) : null,
   };
 }
