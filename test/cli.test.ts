@@ -129,7 +129,8 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
       expect((await request(at('/v1/products'), ws2.testApiKey)).status).toBe(200);
       expect((await request(at('/v1/products'), ws1.apiKey, { method: 'POST', body: { name: 'From the CLI test' } })).status).toBe(201);
       for (const ws of [ws1, ws2]) expect((await request(at(`/v1/workspaces/${ws.id}/products`), owner)).status).toBe(200);
-      expect((await request(at(`/v1/workspaces/${ws1.id}/products`), admin)).body.data).toHaveLength(1);
+      // The three sample products of the demo set, and the one just created.
+      expect((await request(at(`/v1/workspaces/${ws1.id}/products`), admin)).body.data).toHaveLength(4);
       expect((await request(at(`/v1/workspaces/${ws2.id}/products`), admin)).status).toBe(403);
       expect((await request(at(`/v1/workspaces/${ws1.id}/products`), viewer, { method: 'POST', body: { name: 'x' } })).status).toBe(403);
       expect((await request(at(`/v1/workspaces/${ws1.id}/products`), outsider)).status).toBe(403);
@@ -199,7 +200,9 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
           expect(baseUrl).toBe(`http://127.0.0.1:${demoEnv.PORT}`);
           const listed = await request(`${baseUrl}/v1/products`, apiKey);
           expect(listed.status).toBe(200);
-          expect(listed.body).toMatchObject({ data: [], nextPageUrl: null, previousPageUrl: null });
+          // The demo set's sample products, so the printed curl shows something.
+          expect(listed.body).toMatchObject({ nextPageUrl: null, previousPageUrl: null });
+          expect(listed.body.data).toHaveLength(3);
           expect((await request(`${baseUrl}/v1/me`, owner)).body.user).not.toBeNull();
           return { baseUrl, apiKey, owner };
         } finally {
