@@ -3,10 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cliBuilt, freePort, request, runCli, runJson, startServer, type CliResult } from './helpers/cli.js';
-import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { ENGINE, freshSchema } from './helpers/db.js';
 
 /** Asserts a failed command: the exit status and exactly one line on stderr, with no stack trace and no SQL. */
 function failedWith(result: CliResult, code: number, line: string): void {
@@ -21,7 +20,7 @@ function failedWith(result: CliResult, code: number, line: string): void {
  */
 describe(`svc for operators (${ENGINE})`, { timeout: 300_000 }, () => {
   let dataDir: string;
-  let schema: string | null = null;
+  let schema: Awaited<ReturnType<typeof freshSchema>> | null = null;
   let env: Record<string, string>;
   let port: number;
   let masterKey: string;
@@ -34,25 +33,15 @@ describe(`svc for operators (${ENGINE})`, { timeout: 300_000 }, () => {
     port = await freePort();
     env = { SVC_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', SVC_WORKERS: '0' };
     if (ENGINE === 'postgres') {
-      schema = `ops_${randomBytes(5).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      await admin.end();
+      schema = await freshSchema('ops');
       masterKey = randomBytes(32).toString('hex');
-      const separator = POSTGRES_URL.includes('?') ? '&' : '?';
-      env = { ...env, DATABASE_URL: `${POSTGRES_URL}${separator}options=-c%20search_path%3D${schema}`, SVC_MASTER_KEY: masterKey };
+      env = { ...env, DATABASE_URL: schema.url, SVC_MASTER_KEY: masterKey };
     }
   }, 120_000);
 
   afterAll(async () => {
     rmSync(dataDir, { recursive: true, force: true });
-    if (schema) {
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin.end();
-    }
+    await schema?.drop();
   });
 
   it('svc demo prints readable text with the real base URL, --json for scripts, and seeds data the printed curl shows', async () => {

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_COMMANDS } from '../src/cli/admin.js';
 import { CLI, cliBuilt, freePort, request, runCli, runJson, startServer } from './helpers/cli.js';
-import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { ENGINE, POSTGRES_URL, freshSchema } from './helpers/db.js';
 
 /**
  * Issue 2 items 1-4: the built `svc` tool, run as a user would, against a server it starts. With
@@ -14,7 +14,7 @@ import { ENGINE, POSTGRES_URL } from './helpers/db.js';
  */
 describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
   let dataDir: string;
-  let schema: string | null = null;
+  let schema: Awaited<ReturnType<typeof freshSchema>> | null = null;
   /** The environment every command of this engine runs with. */
   let env: Record<string, string>;
   let port: number;
@@ -25,26 +25,16 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
     port = await freePort();
     env = { SVC_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', SVC_WORKERS: '0' };
     if (ENGINE === 'postgres') {
-      schema = `cli_${Math.random().toString(36).slice(2, 10)}`;
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      await admin.end();
+      schema = await freshSchema('cli');
       const { masterKey } = await runJson(['admin', 'master-key'], env);
       expect(masterKey).toMatch(/^[0-9a-f]{64}$/);
-      const separator = POSTGRES_URL.includes('?') ? '&' : '?';
-      env = { ...env, DATABASE_URL: `${POSTGRES_URL}${separator}options=-c%20search_path%3D${schema}`, SVC_MASTER_KEY: masterKey };
+      env = { ...env, DATABASE_URL: schema.url, SVC_MASTER_KEY: masterKey };
     }
   }, 120_000);
 
   afterAll(async () => {
     rmSync(dataDir, { recursive: true, force: true });
-    if (schema) {
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin.end();
-    }
+    await schema?.drop();
   });
 
   it('answers --help on every command with exit 0, and refuses unknown commands and flags', async () => {
@@ -99,7 +89,7 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
       // The URL's search_path was honoured: the tables are in the fresh schema.
       const admin = new pg.Client({ connectionString: POSTGRES_URL });
       await admin.connect();
-      const { rows } = await admin.query('SELECT to_regclass($1) AS t', [`${schema}.schema_migrations`]);
+      const { rows } = await admin.query('SELECT to_regclass($1) AS t', [`${schema.schema}.schema_migrations`]);
       await admin.end();
       expect(rows[0].t).not.toBeNull();
     }

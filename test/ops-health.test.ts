@@ -24,7 +24,7 @@ describe('health and readiness', () => {
 
   it('answers /healthz and /readyz without a credential, rate limit or rate-limit headers', async () => {
     for (let i = 0; i < 10; i++) {
-      for (const headers of [{}, { authorization: 'Bearer svc_sk_not_a_real_key' }]) {
+      for (const headers of [{}, { authorization: 'Bearer svc_sk_not_a_real_key' }] as Record<string, string>[]) {
         const health = await get('/healthz', headers);
         expect(ok(health)).toEqual({ status: 'ok' });
         const ready = await get('/readyz', headers);
