@@ -10,7 +10,6 @@ import {
   revokePersonalAccessToken,
 } from '../admin/store.js';
 import type { OrgRole, WorkspaceRole } from '../auth/permissions.js';
-import type { AppContext } from '../context.js';
 import { parseDuration } from '../lib/durations.js';
 import { toIso } from '../lib/iso.js';
 import { isEmail } from '../lib/email.js';
