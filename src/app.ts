@@ -11,6 +11,8 @@ import { settle } from './http/settle.js';
 import { checkRequestUrl } from './http/url.js';
 import { compileValidator } from './http/validation.js';
 import { newId } from './lib/ids.js';
+import { registerHttpMetrics } from './ops/http-metrics.js';
+import { registerOpsRoutes } from './ops/routes.js';
 import { registerRoutes } from './routes.js';
 
 export type App = FastifyInstance;
@@ -78,11 +80,13 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
   });
 
+  registerHttpMetrics(app, ctx.metrics);
   registerAuth(app, ctx);
   const unfollow = await ctx.credentials.follow(ctx.db);
   app.addHook('onClose', async () => unfollow());
   await registerRoutes(app, ctx);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  registerOpsRoutes(app, ctx, { redis: true });
   return app;
 }

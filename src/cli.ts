@@ -3,9 +3,11 @@
 import { createDemo } from './admin/demo.js';
 import { ADMIN_COMMANDS } from './cli/admin.js';
 import { UsageError, output, parseFlags } from './cli/args.js';
+import { demoText } from './cli/demo-text.js';
+import { describeFailure } from './cli/failure.js';
 import { serve } from './cli/serve.js';
 import { WORKER_HELP, runWorker } from './cli/worker.js';
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { openContext } from './runtime.js';
@@ -17,7 +19,7 @@ Usage:
   svc worker [--embedded]  run webhook delivery workers only (scale them apart from the API; needs DATABASE_URL)
   svc migrate              apply database migrations
   svc demo [--json]        create a fresh demo organization, workspaces, users and credentials
-  svc admin <command>      manage users, organizations, workspaces, members, keys and tokens
+  svc admin <command>      manage users, organizations, workspaces, members, keys, tokens and the master key
   svc <command> --help     help for one command
 
 Configuration comes from environment variables; see README.md.`;
@@ -56,12 +58,12 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'demo') {
     const flags = parseFlags(rest, {});
-    if (flags.help) return void console.log('svc demo [--json]\n  Creates a fresh demo set and prints its ids and credentials.');
+    if (flags.help) return void console.log('svc demo [--json]\n  Creates a fresh demo set (with sample products and a paused webhook endpoint) and prints its ids and credentials.');
     const ctx = await openContext(loadConfig());
     try {
-      const demo = await createDemo(ctx.db, ctx.config.publicUrl, ctx.clock.now());
+      const demo = await createDemo(ctx.db, ctx.config.publicUrl, ctx.clock.now(), ctx.secrets);
       if (flags.json) output(true, demo as unknown as Record<string, unknown>);
-      else console.log(JSON.stringify(demo, null, 2));
+      else process.stdout.write(demoText(demo, ctx.config.publicUrl));
     } finally {
       await ctx.db.close();
     }
@@ -74,6 +76,7 @@ async function main(argv: string[]): Promise<void> {
     if (!spec) throw new UsageError(`unknown admin command "${sub}"\n${adminHelp()}`);
     const flags = parseFlags(args, spec.flags);
     if (flags.help) return void console.log(spec.usage);
+    spec.check?.(flags as Record<string, string | boolean | undefined>);
     const ctx = spec.needsDb === false ? null : await openContext(loadConfig());
     try {
       output(flags.json as boolean | undefined, await spec.run(flags as Record<string, string | boolean | undefined>, ctx));
@@ -86,15 +89,9 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof ConfigError) {
-    console.error(`svc: ${error.message}`);
-    process.exit(2);
-  }
-  const pgError = error as { code?: string; detail?: string; message?: string };
-  if (pgError.code === '23505' || pgError.code === '23503') {
-    console.error(`svc: ${pgError.detail ?? pgError.message}`);
-    process.exit(1);
-  }
-  console.error('svc:', error);
-  process.exit(1);
+  const failure = describeFailure(error);
+  console.error(`svc: ${failure.message}`);
+  // The whole error only when asked for: it may hold SQL and parameters.
+  if (process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace') console.error(error);
+  process.exit(failure.code);
 });

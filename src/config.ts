@@ -37,6 +37,12 @@ export interface Config {
   dbStatementTimeoutMs: number;
   dbQueryTimeoutMs: number;
   dbKeepAliveMs: number;
+  /** Finished deliveries and events older than this are deleted in the background; 0 keeps everything. */
+  retentionMs: number;
+  /** With a value, GET /metrics needs `Authorization: Bearer <it>`. */
+  metricsToken: string | null;
+  /** A second listener for /healthz, /readyz and /metrics only (how `svc worker` exposes them); null: none. */
+  metricsPort: number | null;
 }
 
 export class ConfigError extends Error {}
@@ -98,6 +104,24 @@ function trustProxy(env: Env): boolean | number | string[] {
     throw new ConfigError(`SVC_TRUST_PROXY must be true, false, a number of hops or comma-separated addresses, got "${raw}"`);
   }
   return list;
+}
+
+/** `SVC_RETENTION`: a duration of at least an hour (so a slip such as 30m for 30d is caught), or `0` to keep everything. */
+function retention(env: Env): number {
+  const raw = (env.SVC_RETENTION ?? '').trim();
+  if (raw === '0') return 0;
+  const ms = duration(env, 'SVC_RETENTION', '30d');
+  if (ms < 3_600_000) throw new ConfigError(`SVC_RETENTION must be 0 (keep everything) or at least 1h, got "${raw}"`);
+  return ms;
+}
+
+function metricsToken(env: Env): string | null {
+  const raw = env.SVC_METRICS_TOKEN;
+  if (!raw) return null;
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) {
+    throw new ConfigError('SVC_METRICS_TOKEN must be 16 to 256 printable characters without spaces');
+  }
+  return raw;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -171,5 +195,8 @@ export function loadConfig(env: Env = process.env): Config {
     dbStatementTimeoutMs,
     dbQueryTimeoutMs,
     dbKeepAliveMs: duration(env, 'SVC_DB_KEEPALIVE', '10s'),
+    retentionMs: retention(env),
+    metricsToken: metricsToken(env),
+    metricsPort: env.SVC_METRICS_PORT ? integer(env, 'SVC_METRICS_PORT', 0, 0, 65535) : null,
   };
 }

@@ -5,6 +5,7 @@ import type { ReadCoalescer } from './http/coalesce.js';
 import type { CursorCodec } from './http/pagination.js';
 import type { Clock } from './lib/clock.js';
 import type { SecretBox } from './lib/secretbox.js';
+import type { Metrics } from './ops/metrics.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import type { DeliveryNotifier } from './webhooks/notifier.js';
 
@@ -23,4 +24,8 @@ export interface AppContext {
   notifier: DeliveryNotifier;
   /** Identical reads in flight share one query (see http/coalesce.ts). */
   reads: ReadCoalescer;
+  /** Prometheus metrics of this process (see ops/metrics.ts); the delivery engine reports to it. */
+  metrics: Metrics;
+  /** Set first thing when a graceful stop begins: GET /readyz answers 503 from then on. */
+  stopping: boolean;
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CredentialCache } from './auth/cache.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { HELD_CLAIMS_PER_WORKER } from './webhooks/engine/held-claim.js';
 import { DeliveryNotifier } from './webhooks/notifier.js';
 import type { AppContext } from './context.js';
@@ -13,25 +13,42 @@ import { ReadCoalescer } from './http/coalesce.js';
 import { CursorCodec } from './http/pagination.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { SecretBox, parseMasterKey } from './lib/secretbox.js';
+import { verifyMasterKey } from './ops/master-key.js';
+import { Metrics } from './ops/metrics.js';
 import { openRateLimitStore } from './ratelimit/open.js';
 import type { RateLimitStore } from './ratelimit/store.js';
+
+/** The master key and where it came from, to name it in messages. */
+export interface MasterKey {
+  key: Buffer;
+  source: string;
+}
 
 /**
  * The master key encrypts signing secrets and derives the cursor key. With PostgreSQL it must be
  * configured; the embedded engine generates one beside its data on first start.
  */
-export function resolveMasterKey(config: Config): Buffer {
-  if (config.masterKey) return config.masterKey;
+export function resolveMasterKey(config: Config): MasterKey {
+  if (config.masterKey) return { key: config.masterKey, source: 'SVC_MASTER_KEY' };
   const file = join(config.dataDir, 'master.key');
+  const source = `the master key in ${file}`;
   if (existsSync(file)) {
     const key = parseMasterKey(readFileSync(file, 'utf8').trim());
-    if (!key) throw new Error(`${file} does not hold a valid master key`);
-    return key;
+    if (!key) throw new ConfigError(`${file} does not hold a valid master key (64 hex characters or base64 of 32 bytes)`);
+    return { key, source };
   }
   mkdirSync(config.dataDir, { recursive: true });
   const key = randomBytes(32);
   writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600 });
-  return key;
+  return { key, source };
+}
+
+/** Writes the embedded engine's key file (after a rotation), replacing it in one step. */
+export function storeMasterKeyFile(config: Config, key: Buffer): string {
+  const file = join(config.dataDir, 'master.key');
+  writeFileSync(`${file}.new`, key.toString('hex') + '\n', { mode: 0o600 });
+  renameSync(`${file}.new`, file);
+  return file;
 }
 
 /**
@@ -47,13 +64,36 @@ export function createContext(
 ): AppContext {
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
-  return { config, db, clock, secrets, rateLimits, credentials: new CredentialCache(), notifier: new DeliveryNotifier(db, clock, config.leaseMs), reads: new ReadCoalescer(db.engine === 'pglite'), cursors: new CursorCodec(secrets.deriveKey('cursor')) };
+  return {
+    config,
+    db,
+    clock,
+    secrets,
+    rateLimits,
+    credentials: new CredentialCache(),
+    notifier: new DeliveryNotifier(db, clock, config.leaseMs),
+    reads: new ReadCoalescer(db.engine === 'pglite'),
+    cursors: new CursorCodec(secrets.deriveKey('cursor')),
+    metrics: new Metrics(db, clock),
+    stopping: false,
+  };
 }
 
+/**
+ * The context of a command: the database opened (the embedded one locked to this process) and
+ * migrated, and the master key checked against it; a wrong key stops here with one line.
+ */
 export async function openContext(config: Config): Promise<AppContext> {
   const masterKey = resolveMasterKey(config);
   // Each delivery worker may keep HELD_CLAIMS_PER_WORKER claims open, each on a connection of its own.
   const db = await openDatabase(config, HELD_CLAIMS_PER_WORKER * Math.max(1, config.workers));
-  await migrate(db);
-  return createContext(config, db, masterKey);
+  try {
+    await migrate(db);
+    const ctx = createContext(config, db, masterKey.key);
+    await verifyMasterKey(db, ctx.secrets, masterKey.source, ctx.clock.now());
+    return ctx;
+  } catch (error) {
+    await db.close().catch(() => {});
+    throw error;
+  }
 }

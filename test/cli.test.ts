@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_COMMANDS } from '../src/cli/admin.js';
 import { CLI, cliBuilt, freePort, request, runCli, runJson, startServer } from './helpers/cli.js';
-import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { ENGINE, POSTGRES_URL, freshSchema } from './helpers/db.js';
 
 /**
  * Issue 2 items 1-4: the built `svc` tool, run as a user would, against a server it starts. With
@@ -14,7 +14,7 @@ import { ENGINE, POSTGRES_URL } from './helpers/db.js';
  */
 describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
   let dataDir: string;
-  let schema: string | null = null;
+  let schema: Awaited<ReturnType<typeof freshSchema>> | null = null;
   /** The environment every command of this engine runs with. */
   let env: Record<string, string>;
   let port: number;
@@ -25,26 +25,16 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
     port = await freePort();
     env = { SVC_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', SVC_WORKERS: '0' };
     if (ENGINE === 'postgres') {
-      schema = `cli_${Math.random().toString(36).slice(2, 10)}`;
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      await admin.end();
+      schema = await freshSchema('cli');
       const { masterKey } = await runJson(['admin', 'master-key'], env);
       expect(masterKey).toMatch(/^[0-9a-f]{64}$/);
-      const separator = POSTGRES_URL.includes('?') ? '&' : '?';
-      env = { ...env, DATABASE_URL: `${POSTGRES_URL}${separator}options=-c%20search_path%3D${schema}`, SVC_MASTER_KEY: masterKey };
+      env = { ...env, DATABASE_URL: schema.url, SVC_MASTER_KEY: masterKey };
     }
   }, 120_000);
 
   afterAll(async () => {
     rmSync(dataDir, { recursive: true, force: true });
-    if (schema) {
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin.end();
-    }
+    await schema?.drop();
   });
 
   it('answers --help on every command with exit 0, and refuses unknown commands and flags', async () => {
@@ -110,7 +100,7 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
       // The URL's search_path was honoured: the tables are in the fresh schema.
       const admin = new pg.Client({ connectionString: POSTGRES_URL });
       await admin.connect();
-      const { rows } = await admin.query('SELECT to_regclass($1) AS t', [`${schema}.schema_migrations`]);
+      const { rows } = await admin.query('SELECT to_regclass($1) AS t', [`${schema.schema}.schema_migrations`]);
       await admin.end();
       expect(rows[0].t).not.toBeNull();
     }
@@ -140,7 +130,8 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
       expect((await request(at('/v1/products'), ws2.testApiKey)).status).toBe(200);
       expect((await request(at('/v1/products'), ws1.apiKey, { method: 'POST', body: { name: 'From the CLI test' } })).status).toBe(201);
       for (const ws of [ws1, ws2]) expect((await request(at(`/v1/workspaces/${ws.id}/products`), owner)).status).toBe(200);
-      expect((await request(at(`/v1/workspaces/${ws1.id}/products`), admin)).body.data).toHaveLength(1);
+      // The three sample products of the demo set, and the one just created.
+      expect((await request(at(`/v1/workspaces/${ws1.id}/products`), admin)).body.data).toHaveLength(4);
       expect((await request(at(`/v1/workspaces/${ws2.id}/products`), admin)).status).toBe(403);
       expect((await request(at(`/v1/workspaces/${ws1.id}/products`), viewer, { method: 'POST', body: { name: 'x' } })).status).toBe(403);
       expect((await request(at(`/v1/workspaces/${ws1.id}/products`), outsider)).status).toBe(403);
@@ -210,7 +201,9 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
           expect(baseUrl).toBe(`http://127.0.0.1:${demoEnv.PORT}`);
           const listed = await request(`${baseUrl}/v1/products`, apiKey);
           expect(listed.status).toBe(200);
-          expect(listed.body).toMatchObject({ data: [], nextPageUrl: null, previousPageUrl: null });
+          // The demo set's sample products, so the printed curl shows something.
+          expect(listed.body).toMatchObject({ nextPageUrl: null, previousPageUrl: null });
+          expect(listed.body.data).toHaveLength(3);
           expect((await request(`${baseUrl}/v1/me`, owner)).body.user).not.toBeNull();
           return { baseUrl, apiKey, owner };
         } finally {

@@ -23,3 +23,24 @@ describe('rate-limit settings', () => {
     expect(() => loadConfig({ SVC_RATE_LIMIT_PAT: '1000000001' })).toThrow(/SVC_RATE_LIMIT_PAT/);
   });
 });
+
+describe('operations settings', () => {
+  it('keep 30 days by default, everything with 0, and refuse a retention under an hour', () => {
+    expect(loadConfig({}).retentionMs).toBe(30 * 86_400_000);
+    expect(loadConfig({ SVC_RETENTION: '0' }).retentionMs).toBe(0);
+    expect(loadConfig({ SVC_RETENTION: '90d' }).retentionMs).toBe(90 * 86_400_000);
+    expect(loadConfig({ SVC_RETENTION: '12h' }).retentionMs).toBe(12 * 3_600_000);
+    for (const value of ['30m', '30', 'forever', '-1d']) {
+      expect(() => loadConfig({ SVC_RETENTION: value }), value).toThrow(/^SVC_RETENTION must be/);
+    }
+  });
+
+  it('take a metrics token of 16 printable characters or more, and a metrics port', () => {
+    expect(loadConfig({})).toMatchObject({ metricsToken: null, metricsPort: null });
+    expect(loadConfig({ SVC_METRICS_TOKEN: 'a'.repeat(16), SVC_METRICS_PORT: '9464' })).toMatchObject({ metricsToken: 'a'.repeat(16), metricsPort: 9464 });
+    for (const token of ['short', 'has a space in it here', 'x'.repeat(257)]) {
+      expect(() => loadConfig({ SVC_METRICS_TOKEN: token })).toThrow(/^SVC_METRICS_TOKEN must be/);
+    }
+    expect(() => loadConfig({ SVC_METRICS_PORT: '70000' })).toThrow(/^SVC_METRICS_PORT must be/);
+  });
+});

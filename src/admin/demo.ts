@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createApiKey } from '../api-keys/store.js';
 import type { Db } from '../db/db.js';
+import type { SecretBox } from '../lib/secretbox.js';
+import { seedDemoData, type DemoSample } from './demo-data.js';
 import {
   addOrganizationMember,
   addWorkspaceMember,
@@ -16,14 +18,18 @@ export interface DemoSet {
   workspaces: { id: string; slug: string; name: string; apiKey: string; testApiKey: string }[];
   users: { id: string; email: string; name: string; role: 'owner' | 'admin' | 'viewer' | 'outsider'; token: string }[];
   outsiderOrganization: { id: string; slug: string; workspaceId: string };
+  /** Products, a paused endpoint (and its secret) in the first workspace, when seeded (seedDemoData). */
+  sample?: DemoSample;
 }
 
 /**
  * A fresh, ready-to-use set: an organization with two workspaces and keys, an owner (organization
  * owner, so implicit owner of both), an admin and a viewer of the first workspace only, and an
  * outsider in an organization of their own. Slugs and e-mails carry a random suffix so sets never clash.
+ * Given the master key's `box`, the first workspace also gets sample data (demo-data.ts); tests
+ * build on the bare set.
  */
-export async function createDemo(db: Db, baseUrl: string, now: Date): Promise<DemoSet> {
+export async function createDemo(db: Db, baseUrl: string, now: Date, box?: SecretBox): Promise<DemoSet> {
   const tag = randomBytes(3).toString('hex');
   return db.tx(async (q) => {
     const org = await createOrganization(q, { slug: `acme-${tag}`, name: 'Acme Inc.' }, now);
@@ -52,12 +58,14 @@ export async function createDemo(db: Db, baseUrl: string, now: Date): Promise<De
     const otherWs = await createWorkspace(q, { organizationId: otherOrg.id, slug: 'main', name: 'Main' }, now);
     await addOrganizationMember(q, { organizationId: otherOrg.id, userId: outsider.id, role: 'owner' }, now);
 
-    return {
+    const set: DemoSet = {
       baseUrl,
       organization: org,
       workspaces,
       users,
       outsiderOrganization: { id: otherOrg.id, slug: otherOrg.slug, workspaceId: otherWs.id },
     };
+    if (box) set.sample = await seedDemoData(q, box, workspaces[0].id, now);
+    return set;
   });
 }

@@ -2,6 +2,7 @@ import { REVOCATION_CHANNEL } from '../auth/cache.js';
 import type { OrgRole, WorkspaceRole } from '../auth/permissions.js';
 import type { Queryable } from '../db/db.js';
 import { newId } from '../lib/ids.js';
+import { toIso } from '../lib/iso.js';
 import { displayPrefix, hashToken, newToken } from '../lib/tokens.js';
 
 /** Bootstrapping operations behind `svc admin` and `svc demo` (there is no sign-up over HTTP). */
@@ -70,4 +71,33 @@ export async function revokePersonalAccessToken(q: Queryable, id: string, now: D
     [id, now],
   );
   return rows.length === 1;
+}
+
+/**
+ * Whole lists for `svc admin list-*`, oldest first: a command-line view of a self-hosted
+ * installation, where these sets are small (the API pages them per caller instead).
+ */
+export async function listAllUsers(q: Queryable) {
+  const rows = await q.query<{ id: string; email: string; name: string; created_at: Date }>('SELECT id, email, name, created_at FROM users ORDER BY created_at, id');
+  return rows.map((r) => ({ id: r.id, email: r.email, name: r.name, createdAt: toIso(r.created_at) }));
+}
+
+export async function listAllOrganizations(q: Queryable) {
+  const rows = await q.query<{ id: string; slug: string; name: string; created_at: Date }>('SELECT id, slug, name, created_at FROM organizations ORDER BY created_at, id');
+  return rows.map((r) => ({ id: r.id, slug: r.slug, name: r.name, createdAt: toIso(r.created_at) }));
+}
+
+export async function listAllWorkspaces(q: Queryable, organizationId: string | null) {
+  const rows = await q.query<{ id: string; organization_id: string; slug: string; name: string; created_at: Date }>(
+    `SELECT id, organization_id, slug, name, created_at FROM workspaces
+      WHERE $1::text IS NULL OR organization_id = $1 ORDER BY created_at, id`,
+    [organizationId],
+  );
+  return rows.map((r) => ({ id: r.id, organizationId: r.organization_id, slug: r.slug, name: r.name, createdAt: toIso(r.created_at) }));
+}
+
+/** Whether a row with this id exists in `table` (one of the bootstrapping tables, never user input). */
+export async function exists(q: Queryable, table: 'users' | 'organizations' | 'workspaces', id: string): Promise<boolean> {
+  const rows = await q.query(`SELECT 1 FROM ${table} WHERE id = $1`, [id]);
+  return rows.length > 0;
 }

@@ -63,6 +63,12 @@ export async function listApiKeys(q: Queryable, workspaceId: string, cursor: Cur
   return fetchPage(q, { select: `SELECT ${COLUMNS} FROM api_keys`, where, cursor, limit });
 }
 
+/** Every key, or every key of one workspace, oldest first (`svc admin list-api-keys`). */
+export async function listAllApiKeys(q: Queryable, workspaceId: string | null): Promise<ApiKeyView[]> {
+  const rows = await q.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE $1::text IS NULL OR workspace_id = $1 ORDER BY created_at, id`, [workspaceId]);
+  return rows.map(toView);
+}
+
 /** Revocation is immediate: the NOTIFY at commit makes every process drop the key from its credential cache. */
 export async function revokeApiKey(q: Queryable, workspaceId: string | null, id: string, now: Date): Promise<ApiKeyRow | null> {
   const [row] = await q.query<ApiKeyRow>(

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError, forbidden, validation } from '../http/errors.js';
+import { withHook } from '../http/route-hooks.js';
 import { settle } from '../http/settle.js';
 import { isId } from '../lib/ids.js';
 import { countFailure, guardAddress, limitCredential, watchRateLimitStore } from '../ratelimit/hooks.js';
@@ -169,11 +170,6 @@ function authorizationHook(ctx: AppContext, auth: RouteAuth): Hook {
       const workspace = resolveWorkspace(request, principal, ctx);
       return workspace instanceof Promise ? workspace.then(bind) : bind(workspace);
     }, done);
-}
-
-/** A route's hooks of one kind with `hook` added last. */
-function withHook<T>(hooks: T | T[] | undefined, hook: T): T[] {
-  return hooks === undefined ? [hook] : [...(Array.isArray(hooks) ? hooks : [hooks]), hook];
 }
 
 export function registerAuth(app: FastifyInstance, ctx: AppContext): void {

@@ -10,21 +10,13 @@ import {
   revokePersonalAccessToken,
 } from '../admin/store.js';
 import type { OrgRole, WorkspaceRole } from '../auth/permissions.js';
-import type { AppContext } from '../context.js';
 import { parseDuration } from '../lib/durations.js';
 import { toIso } from '../lib/iso.js';
-import { UsageError, parseFlags, required } from './args.js';
-
-interface AdminCommand {
-  usage: string;
-  flags: Parameters<typeof parseFlags>[1];
-  /** Commands that need no database (master-key) leave this false. */
-  needsDb?: boolean;
-  run(values: Record<string, string | boolean | undefined>, ctx: AppContext | null): Promise<Record<string, unknown>>;
-}
-
-const str = { type: 'string' } as const;
-const bool = { type: 'boolean' } as const;
+import { isEmail } from '../lib/email.js';
+import { CliError, UsageError, required } from './args.js';
+import { bool, str, type AdminCommand } from './admin-command.js';
+import { LIST_COMMANDS } from './admin-lists.js';
+import { ROTATE_MASTER_KEY } from './rotate-master-key.js';
 
 function positiveInt(values: Record<string, unknown>, name: string): number | null {
   const raw = values[name];
@@ -43,7 +35,12 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
   'create-user': {
     usage: 'svc admin create-user --email EMAIL --name NAME [--json]',
     flags: { email: str, name: str },
-    run: async (v, ctx) => createUser(ctx!.db, { email: required(v, 'email'), name: required(v, 'name') }, ctx!.clock.now()),
+    check: (v) => {
+      const email = required(v, 'email');
+      if (!isEmail(email)) throw new UsageError(`--email must be an e-mail address such as ada@example.com, got "${email}"`);
+      required(v, 'name');
+    },
+    run: async (v, ctx) => createUser(ctx!.db, { email: v.email as string, name: v.name as string }, ctx!.clock.now()),
   },
   'create-org': {
     usage: 'svc admin create-org --slug SLUG --name NAME [--logo URL] [--json]',
@@ -115,7 +112,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
     flags: { id: str },
     run: async (v, ctx) => {
       const row = await revokeApiKey(ctx!.db, null, required(v, 'id'), ctx!.clock.now());
-      if (!row) throw new UsageError(`no API key ${v.id}`);
+      if (!row) throw new CliError(`there is no API key "${v.id}" (list them with svc admin list-api-keys)`);
       return { id: row.id, revokedAt: toIso(row.revoked_at!) };
     },
   },
@@ -123,7 +120,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
     usage: 'svc admin revoke-token --id PAT_ID [--json]',
     flags: { id: str },
     run: async (v, ctx) => {
-      if (!(await revokePersonalAccessToken(ctx!.db, required(v, 'id'), ctx!.clock.now()))) throw new UsageError(`no token ${v.id}`);
+      if (!(await revokePersonalAccessToken(ctx!.db, required(v, 'id'), ctx!.clock.now()))) throw new CliError(`there is no personal access token "${v.id}"`);
       return { id: v.id, revoked: true };
     },
   },
@@ -133,4 +130,6 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
     needsDb: false,
     run: async () => ({ masterKey: randomBytes(32).toString('hex') }),
   },
+  'rotate-master-key': ROTATE_MASTER_KEY,
+  ...LIST_COMMANDS,
 };

@@ -6,8 +6,11 @@ import { buildApp } from '../app.js';
 import { loggerOptions } from '../http/logger.js';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
+import { startRetention } from '../ops/retention.js';
+import { boundPort, startOpsServer } from '../ops/server.js';
 import { openContext } from '../runtime.js';
 import { startWorkers, type DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
+import { demoSummary, tryLine } from './demo-text.js';
 
 /**
  * `svc serve`: the API and (unless SVC_WORKERS=0) the webhook delivery workers in one process. With `--demo`,
@@ -21,23 +24,32 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   });
   const demo = options.demo ? await ensureDemo(ctx) : null;
   await app.listen({ port: config.port, host: config.host });
+  // Asked for any free port (PORT=0): links and the banner name the one taken.
+  if (config.port === 0) config.publicUrl = config.publicUrl.replace(/:0$/, `:${boundPort(app)}`);
+  const ops = config.metricsPort !== null ? await startOpsServer(ctx, { redis: true }, { port: config.metricsPort, host: config.host }) : null;
   const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, deliveryLog(app.log)) : null;
-  printBanner(config, demo);
+  const retention = startRetention(ctx, (err) => app.log.error({ err }, 'retention failed'));
 
   // Requests in progress finish and new ones get 503 (app.ts), attempts in flight end and are
   // recorded (up to the delivery time-out); a stop that cannot finish (the database silent) still
   // exits, once the deadline has passed.
   const stop = async (signal: string) => {
+    // First: load balancers polling /readyz stop sending traffic here.
+    ctx.stopping = true;
     app.log.info({ signal }, 'shutting down');
     exitAfter(config.deliveryTimeoutMs + config.dbQueryTimeoutMs + 5_000, () => app.log.error('shutdown did not finish in time: exiting'));
     await app.close();
+    await retention.stop();
     await workers?.stop();
+    await ops?.close();
     await ctx.rateLimits.close();
     await ctx.db.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+  // Only now: whoever waits for this line may signal at once, and must find the handlers in place.
+  printBanner(config, demo);
 }
 
 /** Exits with status 1 after `ms` unless the process has exited by then. */
@@ -62,7 +74,7 @@ async function ensureDemo(ctx: AppContext): Promise<DemoSet | null> {
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DemoSet;
   const [{ count }] = await ctx.db.query<{ count: number }>('SELECT count(*)::int AS count FROM organizations');
   if (count > 0) return null;
-  const demo = await createDemo(ctx.db, ctx.config.publicUrl, ctx.clock.now());
+  const demo = await createDemo(ctx.db, ctx.config.publicUrl, ctx.clock.now(), ctx.secrets);
   writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
   return demo;
 }
@@ -70,18 +82,8 @@ async function ensureDemo(ctx: AppContext): Promise<DemoSet | null> {
 function printBanner(config: Config, demo: DemoSet | null): void {
   const lines = [``, `svc is listening on ${config.publicUrl}`, `OpenAPI document: ${config.publicUrl}/openapi.json`];
   if (demo) {
-    const [ws] = demo.workspaces;
-    const owner = demo.users.find((u) => u.role === 'owner')!;
-    lines.push(
-      ``,
-      `Demo workspace "${ws.slug}" (${ws.id})`,
-      `  API key:      ${ws.apiKey}`,
-      `  test API key: ${ws.testApiKey}`,
-      `  owner token:  ${owner.token}   (${owner.email})`,
-      `All demo credentials: ${join(config.dataDir, 'demo.json')}`,
-      ``,
-      `Try: curl -H "Authorization: Bearer ${ws.apiKey}" ${config.publicUrl}/v1/products`,
-    );
+    // The credentials file was written at the first start; the address is this start's.
+    lines.push(``, ...demoSummary(demo), `All demo credentials: ${join(config.dataDir, 'demo.json')}`, ``, tryLine(demo, config.publicUrl));
   }
   process.stdout.write(lines.join('\n') + '\n\n');
 }

@@ -1,4 +1,6 @@
 import type { Config } from '../config.js';
+import { startRetention } from '../ops/retention.js';
+import { boundPort, startOpsServer } from '../ops/server.js';
 import { openContext } from '../runtime.js';
 import { startWorkers } from '../webhooks/engine/worker.js';
 import { UsageError } from './args.js';
@@ -8,7 +10,9 @@ export const WORKER_HELP = `svc worker [--embedded]
   Runs webhook delivery workers only, without the HTTP API: SVC_WORKERS loops (at least one) of
   SVC_WORKER_CONCURRENCY attempts each. Start any number of them, on any machines, against one
   PostgreSQL (DATABASE_URL); they share the work and take over rows of a worker that died after
-  SVC_LEASE. SIGINT or SIGTERM stops claiming and lets attempts in flight finish.
+  SVC_LEASE. With SVC_METRICS_PORT, GET /healthz, /readyz and /metrics answer on HOST at that port.
+  Retention (SVC_RETENTION) runs here too. SIGINT or SIGTERM stops claiming and lets attempts in
+  flight finish.
   Without DATABASE_URL it refuses to start: the embedded database in SVC_DATA_DIR belongs to the
   one process that opened it (svc serve delivers from it itself). --embedded runs on it anyway,
   when no server uses that folder.`;
@@ -22,18 +26,27 @@ export async function runWorker(config: Config, options: { embedded: boolean }):
   }
   const ctx = await openContext(config);
   const count = Math.max(1, config.workers);
+  const report = (error: unknown, during: string) => console.error(`svc worker: ${during} failed: ${(error as Error)?.message ?? String(error)}`);
+  const ops = config.metricsPort !== null ? await startOpsServer(ctx, { redis: false }, { port: config.metricsPort, host: config.host }) : null;
   const workers = await startWorkers(ctx, count, {
-    onError: (error, during) => console.error(`svc worker: ${during} failed: ${(error as Error)?.message ?? String(error)}; retrying`),
+    onError: (error, during) => report(error, `${during}; retrying`),
     onRecover: (during, failures) => console.error(`svc worker: ${during} works again after ${failures} failure(s)`),
   });
-  console.log(`svc worker: delivering with ${count} worker(s) of concurrency ${config.workerConcurrency}`);
+  const retention = startRetention(ctx, (error) => report(error, 'retention'));
 
   const stop = async () => {
+    // First: /readyz answers 503 from now on.
+    ctx.stopping = true;
     exitAfter(config.deliveryTimeoutMs + config.dbQueryTimeoutMs + 5_000, () => console.error('svc worker: stop did not finish in time: exiting'));
+    await retention.stop();
     await workers.stop();
+    await ops?.close();
     await ctx.db.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
+  // Only now: whoever waits for these lines may signal at once, and must find the handlers in place.
+  console.log(`svc worker: delivering with ${count} worker(s) of concurrency ${config.workerConcurrency}`);
+  if (ops) console.log(`svc worker: health and metrics on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${boundPort(ops)}`);
 }

@@ -9,6 +9,15 @@ export interface OpenTransaction extends Queryable {
   rollback(): Promise<void>;
 }
 
+/** Connections of a pool at one moment, for the metrics (read at scrape time, never per query). */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+  max: number;
+}
+
 export interface Db extends Queryable {
   readonly engine: 'postgres' | 'pglite';
   /**
@@ -25,6 +34,8 @@ export interface Db extends Queryable {
   begin?(settings?: Record<string, string>): Promise<OpenTransaction>;
   /** Calls `onNotify` for every NOTIFY on `channel`; resolves to an unsubscribe function. */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /** The pool's connections now (PostgreSQL; PGlite has one connection and no pool). */
+  poolStats?(): PoolStats;
   close(): Promise<void>;
 }
 
@@ -36,7 +47,11 @@ export interface Db extends Queryable {
 export class DatabaseUnavailableError extends Error {
   readonly code = 'DB_UNAVAILABLE';
 
-  constructor(readonly reason: string) {
+  /** `original`: the driver's error, whose code says what happened (ECONNREFUSED, 57P01, ...). */
+  constructor(
+    readonly reason: string,
+    readonly original: unknown,
+  ) {
     super(`database unavailable: ${reason}`);
   }
 }

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Db } from './db.js';
+import type { Db, Queryable } from './db.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
@@ -10,7 +10,7 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.ur
  * run without the statement time-out: a migration of a large table may take long.
  */
 export async function migrate(db: Db): Promise<string[]> {
-  const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
+  const files = migrationFiles();
   const applied: string[] = [];
   await db.tx(async (q) => {
     await q.query('SELECT pg_advisory_xact_lock(4242)');
@@ -26,6 +26,21 @@ export async function migrate(db: Db): Promise<string[]> {
     }
   }, { unbounded: true });
   return applied;
+}
+
+let files: string[] | null = null;
+
+/** The names of every migration this build carries, in order (read once). */
+export function migrationFiles(): string[] {
+  files ??= readdirSync(MIGRATIONS_DIR).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
+  return files;
+}
+
+/** Names of this build's migrations not yet applied to the database (it throws when unreachable). */
+export async function pendingMigrations(q: Queryable): Promise<string[]> {
+  const rows = await q.query<{ name: string }>('SELECT name FROM schema_migrations');
+  const done = new Set(rows.map((r) => r.name));
+  return migrationFiles().filter((f) => !done.has(f));
 }
 
 /** Our migrations keep one statement per `;`-terminated block and no functions with bodies. */

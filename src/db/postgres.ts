@@ -46,10 +46,10 @@ function unavailable(error: unknown): unknown {
   const e = error as { code?: string; message?: string };
   const code = e?.code ?? '';
   if (/^[0-9A-Z]{5}$/.test(code)) {
-    return (code.startsWith('08') && code !== '08P01') || /^57P0[123]$/.test(code) || code === '53300' || code === '57014' ? new DatabaseUnavailableError(e.message ?? code) : error;
+    return (code.startsWith('08') && code !== '08P01') || /^57P0[123]$/.test(code) || code === '53300' || code === '57014' ? new DatabaseUnavailableError(e.message ?? code, error) : error;
   }
   if (code.startsWith('E') || /timeout|terminated|not queryable|connection/i.test(e?.message ?? '')) {
-    return new DatabaseUnavailableError(code || e?.message || 'unknown');
+    return new DatabaseUnavailableError(code || e?.message || 'unknown', error);
   }
   return error;
 }
@@ -193,6 +193,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
         throw error;
       }
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
     async listen(channel, onNotify) {
       let set = handlers.get(channel);
       if (!set) {

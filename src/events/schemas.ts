@@ -1,6 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import { ListOf } from '../http/list.js';
 import { PageQuery } from '../http/pagination.js';
+import { EVENT_TYPES, type EventType } from './catalog.js';
+
+/**
+ * A filter on one event type of the catalog (catalog.ts, its single source): a type outside it is
+ * refused with the list of types, rather than answered with an empty list that hides a typo.
+ */
+export const EventTypeFilter = (description: string) => Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT_TYPES], description });
 
 export const Event = Type.Object(
   {
@@ -23,7 +30,7 @@ export const EventList = ListOf(Type.Ref('Event'), 'Events of the workspace, new
 export const EventListQuery = Type.Object(
   {
     ...PageQuery,
-    type: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Exact event type.' })),
+    type: Type.Optional(EventTypeFilter('Exact event type, from the catalog.')),
     subjectType: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Subject type, e.g. product.' })),
     subjectId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Subject id; requires subjectType.' })),
   },

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, Fa
 import { DatabaseUnavailableError } from '../db/db.js';
 import { newId } from '../lib/ids.js';
 import { ApiError, type ErrorCode } from './errors.js';
-import { describeValidationErrors } from './validation.js';
+import { describeValidationErrors } from './validation-messages.js';
 
 /** PostgreSQL and socket failures that mean the store is unreachable rather than a bug. */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300', '08006', '08001', '08003']);

@@ -1,7 +1,6 @@
 import AjvModule from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
-import type { ErrorDetail } from './errors.js';
 
 const Ajv = AjvModule.default ?? AjvModule;
 const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
@@ -39,7 +38,7 @@ function decimalIntegers(schema: object, validate: Validate): Validate {
     for (const name of integers) {
       const value = (data as Record<string, unknown> | null)?.[name];
       if (typeof value === 'string' && !/^-?[0-9]+$/.test(value)) {
-        checked.errors = [{ instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, keyword: 'type', params: { type: 'integer' }, message: 'must be a decimal integer' }];
+        checked.errors = [{ instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, keyword: 'decimal', params: { type: 'integer' }, message: 'must be a decimal integer' }];
         return false;
       }
     }
@@ -48,26 +47,4 @@ function decimalIntegers(schema: object, validate: Validate): Validate {
     return valid;
   };
   return checked;
-}
-
-const PART_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
-
-/** Turns Ajv's errors into the envelope's `details`, naming unknown fields outright. */
-export function describeValidationErrors(errors: FastifySchemaValidationError[], context: string): { message: string; details: ErrorDetail[] } {
-  const part = PART_NAMES[context] ?? context;
-  const details = errors.map((e) => {
-    const at = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '';
-    const params = e.params as Record<string, unknown>;
-    if (e.keyword === 'additionalProperties') {
-      const field = [at, params.additionalProperty].filter(Boolean).join('.');
-      return { path: `${part}.${field}`, message: `unknown field "${field}"` };
-    }
-    if (e.keyword === 'required') {
-      const field = [at, params.missingProperty].filter(Boolean).join('.');
-      return { path: `${part}.${field}`, message: `"${field}" is required` };
-    }
-    return { path: at ? `${part}.${at}` : part, message: e.message ?? 'is invalid' };
-  });
-  const first = details[0];
-  return { message: first ? `Invalid ${part}: ${first.path}: ${first.message}.` : `Invalid ${part}.`, details };
 }

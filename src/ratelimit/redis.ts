@@ -124,6 +124,17 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   /**
+   * Resolves when Redis answers a PING within the time-out, connecting first if no request has yet.
+   * A connection still being made gets the time-out to come up.
+   */
+  async ping(): Promise<void> {
+    if (this.client.status === 'wait') this.client.connect().catch(() => {});
+    const deadline = performance.now() + this.options.timeoutMs;
+    while (this.client.status !== 'ready' && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await this.client.ping();
+  }
+
+  /**
    * While the connection is up but Redis failed a command (no answer in time, or an error such as a
    * read-only replica), one probe at a time runs the script itself, without counting, to find out
    * when counting there works again.

@@ -39,6 +39,8 @@ export interface RateLimitStore {
   hitSync?(key: string, rule: RateLimitRule, nowMs: number, consume?: boolean): RateLimitDecision;
   /** Shared stores report each change between reachable and unreachable; returns an unsubscribe. */
   onStatus?(listener: (status: StoreStatus) => void): () => void;
+  /** Shared stores: resolves when the store answers within its time-out, else rejects (GET /readyz). */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -21,14 +21,15 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `svc <args>` to completion. */
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+/** Runs `svc <args>` to completion, with `input` on its standard input if given. */
+export function runCli(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(env), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) child.stdin!.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
@@ -42,6 +43,9 @@ export async function runJson<T = any>(args: string[], env: Record<string, strin
 }
 
 export interface Server {
+  pid: number;
+  /** Resolves to the exit code once the process has exited (however it was stopped). */
+  exited: Promise<number | null>;
   /** Everything the process printed on stdout so far. */
   output(): string;
   /** Sends SIGTERM and resolves to the exit code. */
@@ -50,11 +54,18 @@ export interface Server {
 
 /** Starts `svc serve ...` and resolves once its output matches `ready` (by default: it is listening). */
 export function startServer(args: string[], env: Record<string, string>, ready = /svc is listening on \S+\n/, timeoutMs = 90_000): Promise<Server> {
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return startCommand(['serve', ...args], env, ready, timeoutMs);
+}
+
+/** Starts `svc <args>` (a command that keeps running) and resolves once its output matches `ready`. */
+export function startCommand(args: string[], env: Record<string, string>, ready: RegExp, timeoutMs = 90_000): Promise<Server> {
+  const child: ChildProcess = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const server: Server = {
+    pid: child.pid!,
+    exited,
     output: () => stdout,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -64,7 +75,7 @@ export function startServer(args: string[], env: Record<string, string>, ready =
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`svc serve did not start within ${timeoutMs} ms: ${stdout}\n${stderr}`));
+      reject(new Error(`svc ${args[0]} did not start within ${timeoutMs} ms: ${stdout}\n${stderr}`));
     }, timeoutMs);
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -76,7 +87,7 @@ export function startServer(args: string[], env: Record<string, string>, ready =
     });
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`svc serve exited with ${code} before listening: ${stdout}\n${stderr}`));
+      reject(new Error(`svc ${args[0]} exited with ${code} before it was ready: ${stdout}\n${stderr}`));
     });
   });
 }

@@ -41,3 +41,23 @@ export async function openTestDb(): Promise<TestDb> {
     },
   };
 }
+
+/**
+ * A fresh schema on the PostgreSQL server, for processes started apart from the test (`svc ...`):
+ * its URL puts the schema on their search path; drop() removes it with everything in it.
+ */
+export async function freshSchema(prefix: string): Promise<{ schema: string; url: string; drop(): Promise<void> }> {
+  const schema = `${prefix}_${randomBytes(5).toString('hex')}`;
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`CREATE SCHEMA ${schema}`);
+  const separator = POSTGRES_URL.includes('?') ? '&' : '?';
+  return { schema, url: `${POSTGRES_URL}${separator}options=-c%20search_path%3D${schema}`, drop: () => run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`) };
+}

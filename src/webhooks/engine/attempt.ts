@@ -1,6 +1,7 @@
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secretbox.js';
+import type { Metrics } from '../../ops/metrics.js';
 import { signingSecrets } from '../endpoints/store.js';
 import { sign } from '../sign.js';
 import type { Job } from './job.js';
@@ -15,6 +16,7 @@ export interface AttemptDeps {
   secrets: SecretBox;
   sender: Sender;
   config: Pick<Config, 'retryScheduleMs'>;
+  metrics: Pick<Metrics, 'attemptStarted' | 'attemptFinished'>;
 }
 
 /**
@@ -111,7 +113,9 @@ export async function runAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> 
     return failed('the signing secret cannot be decrypted: check SVC_MASTER_KEY');
   }
 
+  deps.metrics.attemptStarted();
   const result = await deps.sender.send({ url: job.url, headers, body: job.body });
+  deps.metrics.attemptFinished(result);
   if (result.ok) return outcomeOf(job, attemptedAt, { attempted: true, status: 'success', nextAttemptAt: null, error: null }, headers, result);
   return failed(result.error ?? `HTTP ${result.status}`, headers, result);
 }

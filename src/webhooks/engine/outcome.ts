@@ -1,6 +1,7 @@
 import { arrayLiteral, type ArrayValue } from '../../db/arrays.js';
 import type { Db, Queryable } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
+import type { Metrics } from '../../ops/metrics.js';
 import { toIso } from '../../lib/iso.js';
 import type { Outcome } from './attempt.js';
 import { AUTO_DISABLE_AFTER, autoDisable } from './auto-disable.js';
@@ -21,7 +22,7 @@ import { AUTO_DISABLE_AFTER, autoDisable } from './auto-disable.js';
  * change an endpoint's count locks those endpoints first, in id order, as the API does before it
  * touches an endpoint's deliveries, so the two never wait on each other in a cycle.
  */
-export async function recordOutcomes(deps: { db: Db; clock: Clock }, outcomes: Outcome[]): Promise<void> {
+export async function recordOutcomes(deps: { db: Db; clock: Clock; metrics?: Pick<Metrics, 'autoDisabled'> }, outcomes: Outcome[]): Promise<void> {
   if (outcomes.length === 0) return;
   const counted = outcomes.filter(changesCount);
   if (counted.length === 0) {
@@ -30,13 +31,16 @@ export async function recordOutcomes(deps: { db: Db; clock: Clock }, outcomes: O
     return;
   }
   const endpointIds = [...new Set(counted.map((o) => o.endpointId))].sort();
-  await withDeadlockRetry(() =>
+  const disabled = await withDeadlockRetry(() =>
     deps.db.tx(async (q) => {
       await q.query('SELECT id FROM webhook_endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [endpointIds]);
       const written = await writeDeliveries(q, outcomes, false);
-      await countFailures(q, deps.clock.now(), outcomes, written);
+      const autoDisabled: string[] = [];
+      await countFailures(q, deps.clock.now(), outcomes, written, autoDisabled);
+      return autoDisabled;
     }),
   );
+  for (let i = 0; i < disabled.length; i++) deps.metrics?.autoDisabled();
 }
 
 /**
@@ -179,7 +183,7 @@ async function writeDeliveries(
  * `failed` adds one. Taken in the batch's order, an endpoint's new count is (0 if any success, else
  * the stored count) plus the failures after its last success.
  */
-async function countFailures(q: Queryable, now: Date, outcomes: Outcome[], writes: Written[]): Promise<void> {
+async function countFailures(q: Queryable, now: Date, outcomes: Outcome[], writes: Written[], autoDisabled: string[]): Promise<void> {
   // A row reaches `success` or `failed` only from `pending`; `disabled` never counts.
   const written = new Map(writes.map((r) => [r.id, r.status]));
   const changes = new Map<string, { reset: boolean; failures: number }>();
@@ -202,7 +206,7 @@ async function countFailures(q: Queryable, now: Date, outcomes: Outcome[], write
   );
   for (const endpoint of endpoints.sort((a, b) => a.id.localeCompare(b.id))) {
     if (endpoint.active && endpoint.consecutive_failures >= AUTO_DISABLE_AFTER) {
-      await autoDisable(q, { id: endpoint.id, workspaceId: endpoint.workspace_id, url: endpoint.url }, now);
+      if (await autoDisable(q, { id: endpoint.id, workspaceId: endpoint.workspace_id, url: endpoint.url }, now)) autoDisabled.push(endpoint.id);
     }
   }
 }

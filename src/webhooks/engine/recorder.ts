@@ -1,5 +1,3 @@
-import type { Db } from '../../db/db.js';
-import type { Clock } from '../../lib/clock.js';
 import type { Outcome } from './attempt.js';
 import { earliestRetry } from './held-claim.js';
 import { recordOutcomes } from './outcome.js';
@@ -38,7 +36,7 @@ export class OutcomeRecorder {
   private stopped = false;
 
   constructor(
-    private readonly deps: { db: Db; clock: Clock },
+    private readonly deps: Parameters<typeof recordOutcomes>[0],
     private readonly options: RecorderOptions,
   ) {}
 

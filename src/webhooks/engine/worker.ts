@@ -88,7 +88,7 @@ export class DeliveryWorker implements LocalWorker {
     this.concurrency = options.concurrency ?? ctx.config.workerConcurrency;
     this.holdsClaims = ctx.db.begin !== undefined && (options.claims ?? 'held') === 'held';
     this.faults = new Faults(options.onError ?? (() => {}), options.onRecover ?? (() => {}));
-    this.attemptDeps = { clock: ctx.clock, secrets: ctx.secrets, sender: this.sender, config: ctx.config };
+    this.attemptDeps = { clock: ctx.clock, secrets: ctx.secrets, sender: this.sender, config: ctx.config, metrics: ctx.metrics };
     this.sendTimes = new SendTimes(ctx.db);
     this.dispatch = new Dispatcher(
       { concurrency: this.concurrency, maxInFlight: this.concurrency * SOCKETS_PER_SLOT, slowAfterMs: SLOW_AFTER_MS },

@@ -1,0 +1,45 @@
+import type { Queryable } from '../db/db.js';
+import type { SecretBox } from '../lib/secretbox.js';
+import { creationRow, insertCreations } from '../products/create-batch.js';
+import type { ProductCreateInput } from '../products/schemas.js';
+import { createEndpoint, updateEndpoint } from '../webhooks/endpoints/store.js';
+
+/** What `svc demo` and `svc serve --demo` put into the first workspace, so the first request shows something. */
+export interface DemoSample {
+  workspaceId: string;
+  products: { id: string; name: string }[];
+  webhookEndpoint: { id: string; url: string; secret: string; active: boolean };
+}
+
+const DEMO_PRODUCTS: ProductCreateInput[] = [
+  { name: 'Espresso beans, 1 kg', description: 'Medium roast.', price: { amount: 2400, currency: 'EUR' }, metadata: { sku: 'BEANS-1KG' } },
+  { name: 'Pour-over kettle', price: { amount: 5900, currency: 'EUR' }, metadata: { sku: 'KETTLE-01' } },
+  { name: 'Gift card', description: 'Any amount, priced at checkout.', price: null, active: false },
+];
+
+/** A receiver that does not exist: the endpoint is paused, so nothing is ever sent to it. */
+export const DEMO_ENDPOINT_URL = 'https://receiver.example.com/webhooks';
+
+/**
+ * Seeds `workspaceId` inside the caller's transaction: a paused webhook endpoint, then a few
+ * products through the same statement the API uses, so their `product.created` events are in the
+ * log and each has a `disabled` delivery to the paused endpoint (point it at a real receiver,
+ * re-enable it, and replay them). An example order belongs after the products, from them.
+ */
+export async function seedDemoData(q: Queryable, box: SecretBox, workspaceId: string, now: Date): Promise<DemoSample> {
+  const { row, secret } = await createEndpoint(
+    q,
+    box,
+    { workspaceId, url: DEMO_ENDPOINT_URL, subscribedEvents: ['product.*'], description: 'Demo endpoint, paused: set its url to your receiver, then PATCH {"active": true}.' },
+    now,
+  );
+  await updateEndpoint(q, workspaceId, row.id, { active: false }, now);
+  // One millisecond apart, so the list shows them in the order written here, newest first.
+  const creations = DEMO_PRODUCTS.map((input, i) => creationRow(workspaceId, input, new Date(now.getTime() + i + 1)));
+  await insertCreations(q, creations);
+  return {
+    workspaceId,
+    products: creations.map((c) => ({ id: c.id, name: c.name })),
+    webhookEndpoint: { id: row.id, url: row.url, secret, active: false },
+  };
+}

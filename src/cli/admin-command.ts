@@ -1,0 +1,17 @@
+import type { AppContext } from '../context.js';
+import type { parseFlags } from './args.js';
+
+/** One `svc admin` sub-command: its usage line, its flags and what it does. */
+export interface AdminCommand {
+  usage: string;
+  flags: Parameters<typeof parseFlags>[1];
+  /** Commands that need no database (master-key) leave this false. */
+  needsDb?: boolean;
+  /** Checks the flags before the database is opened, so a typo is reported without it. */
+  check?(values: Record<string, string | boolean | undefined>): void;
+  run(values: Record<string, string | boolean | undefined>, ctx: AppContext | null): Promise<Record<string, unknown>>;
+}
+
+export const str = { type: 'string' } as const;
+export const bool = { type: 'boolean' } as const;
+

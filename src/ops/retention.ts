@@ -1,0 +1,135 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AppContext } from '../context.js';
+import type { Queryable } from '../db/db.js';
+import { idTimePrefix, type IdPrefix } from '../lib/ids.js';
+
+/** Rows deleted per statement at most: each batch is a short transaction that holds few locks. */
+export const RETENTION_BATCH = 1000;
+/** Pause between two batches, so retention never keeps the database busy for long. */
+export const RETENTION_PAUSE_MS = 100;
+/** A process sweeps this long after it starts, then this often. */
+export const RETENTION_FIRST_RUN_MS = 60_000;
+export const RETENTION_INTERVAL_MS = 60 * 60_000;
+
+/**
+ * One table whose rows older than the retention are deleted. Ids are time-ordered (lib/ids.ts): a
+ * row's id starts with the time of its creation, so "created before the cutoff" is a range of the
+ * primary key, and every batch is a range scan of an index the table has anyway. No index is added
+ * for retention, so inserts and updates on the delivery path pay nothing for it.
+ *
+ * `keep` is a condition on a row (with `$4`, the sweep's `held` list) that keeps it whatever its age.
+ */
+interface Sweep {
+  table: string;
+  prefix: IdPrefix;
+  keep: string;
+  /** Computed once per run, before the batches: ids the run must not delete. */
+  held?: (q: Queryable, cutoff: Date) => Promise<string[]>;
+}
+
+/**
+ * In order: deliveries first, then the events they were sent from.
+ * - Deliveries: only finished ones (success, failed, disabled); a pending delivery is still work.
+ * - Events: not while a pending delivery still sends its body (a delivery reads its event's body).
+ *   The held list is the pending deliveries' event ids older than the cutoff, read once per run
+ *   through the due-deliveries index (pending rows only); a row turns pending only when it is
+ *   created, so the list cannot grow stale during the run.
+ * A table added later (e.g. delivery attempts, unless they go with their delivery by ON DELETE
+ * CASCADE) is one more line here, before the table it refers to.
+ */
+export const SWEEPS: Sweep[] = [
+  { table: 'webhook_deliveries', prefix: 'whd', keep: `status = 'pending'` },
+  {
+    table: 'events',
+    prefix: 'evt',
+    keep: 'id = ANY($4::text[])',
+    held: async (q, cutoff) =>
+      (
+        await q.query<{ event_id: string }>(`SELECT DISTINCT event_id FROM webhook_deliveries WHERE status = 'pending' AND event_id < $1`, [
+          idTimePrefix('evt', cutoff),
+        ])
+      ).map((r) => r.event_id),
+  },
+];
+
+export interface RetentionRun {
+  /** Rows deleted, by table. */
+  deleted: Record<string, number>;
+}
+
+export interface RetentionOptions {
+  batchSize?: number;
+  pauseMs?: number;
+  /** Asked between batches: a run stops early when it answers true (a graceful stop). */
+  stopped?: () => boolean;
+}
+
+/**
+ * Deletes what SVC_RETENTION no longer keeps: rows created before `clock.now() - retention`, in
+ * batches of `batchSize` with a pause between. Each batch locks its rows with FOR UPDATE SKIP
+ * LOCKED, so any number of processes may run it side by side: they take different rows, and rows
+ * another transaction holds are left for a later run. Batches walk the key range forward (keyset),
+ * so no batch scans again what an earlier one deleted.
+ */
+export async function runRetention(ctx: AppContext, options: RetentionOptions = {}): Promise<RetentionRun> {
+  const deleted: Record<string, number> = {};
+  if (ctx.config.retentionMs <= 0) return { deleted };
+  const batchSize = options.batchSize ?? RETENTION_BATCH;
+  const pauseMs = options.pauseMs ?? RETENTION_PAUSE_MS;
+  const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.retentionMs);
+  for (const sweep of SWEEPS) {
+    const held = sweep.held ? await sweep.held(ctx.db, cutoff) : [];
+    let after = `${sweep.prefix}_`;
+    deleted[sweep.table] = 0;
+    for (;;) {
+      if (options.stopped?.()) return { deleted };
+      const [batch] = await ctx.db.query<{ deleted: number; selected: number; last: string | null }>(
+        `WITH doomed AS (
+           SELECT id FROM ${sweep.table}
+            WHERE id > $1 AND id < $2 AND NOT (${sweep.keep})
+            ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
+         ), gone AS (
+           DELETE FROM ${sweep.table} t USING doomed d WHERE t.id = d.id RETURNING t.id
+         )
+         SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT count(*)::int FROM doomed) AS selected, (SELECT max(id) FROM doomed) AS last`,
+        [after, idTimePrefix(sweep.prefix, cutoff), batchSize, ...(sweep.held ? [held] : [])],
+      );
+      deleted[sweep.table] += batch.deleted;
+      if (batch.deleted > 0) ctx.metrics.retentionDeleted(sweep.table, batch.deleted);
+      if (batch.selected < batchSize || batch.last === null) break;
+      after = batch.last;
+      if (pauseMs > 0) await sleep(pauseMs);
+    }
+  }
+  return { deleted };
+}
+
+/**
+ * Runs retention in the background of `svc serve` and `svc worker`: RETENTION_FIRST_RUN_MS after
+ * start, then every RETENTION_INTERVAL_MS. stop() ends a run between two batches.
+ */
+export function startRetention(ctx: AppContext, onError: (error: unknown) => void): { stop(): Promise<void> } {
+  if (ctx.config.retentionMs <= 0) return { stop: async () => {} };
+  let stopped = false;
+  let running: Promise<unknown> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  const schedule = (ms: number) => {
+    timer = setTimeout(() => {
+      running = runRetention(ctx, { stopped: () => stopped })
+        .catch(onError)
+        .finally(() => {
+          running = null;
+          if (!stopped) schedule(RETENTION_INTERVAL_MS);
+        });
+    }, ms);
+    timer.unref();
+  };
+  schedule(RETENTION_FIRST_RUN_MS);
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDemo } from '../src/admin/demo.js';
+import { ConfigError } from '../src/config.js';
+import { SecretBox } from '../src/lib/secretbox.js';
+import { keyMatches, rotateMasterKey, verifyMasterKey } from '../src/ops/master-key.js';
+import { createEndpoint, rotateSecret, signingSecrets } from '../src/webhooks/endpoints/store.js';
+import { openTestDb, type TestDb } from './helpers/db.js';
+
+/** Issue 22 item 3: a check value at first start, a wrong key refused, rotation in one transaction. */
+describe('master key', () => {
+  let testDb: TestDb;
+  let workspaceId: string;
+  const now = new Date('2026-03-01T12:00:00.000Z');
+  const box = () => new SecretBox(randomBytes(32));
+  const sealed = async () =>
+    testDb.db.query<{ id: string; secret_enc: string; previous_secret_enc: string | null; previous_secret_expires_at: Date | null }>(
+      'SELECT id, secret_enc, previous_secret_enc, previous_secret_expires_at FROM webhook_endpoints ORDER BY id',
+    );
+  const checkRows = async () => testDb.db.query<{ check_value: string; rotated_at: Date | null }>('SELECT check_value, rotated_at FROM master_key_check');
+
+  /** Two endpoints sealed under `current`, the second rotated once so it has a previous secret too; their secrets in clear. */
+  async function endpoints(current: SecretBox): Promise<string[][]> {
+    for (const url of ['https://a.example.com/in', 'https://b.example.com/in']) {
+      await createEndpoint(testDb.db, current, { workspaceId, url, subscribedEvents: ['product.*'] }, now);
+    }
+    const [, second] = await sealed();
+    await rotateSecret(testDb.db, current, workspaceId, second.id, now);
+    return (await sealed()).map((row) => signingSecrets(current, row, now));
+  }
+
+  beforeAll(async () => {
+    testDb = await openTestDb();
+    workspaceId = (await createDemo(testDb.db, 'http://api.test', now)).workspaces[0].id;
+  });
+  afterAll(() => testDb?.close());
+  // Each test starts as a first start: no check value, no secrets.
+  beforeEach(async () => {
+    await testDb.db.query('DELETE FROM master_key_check');
+    await testDb.db.query('DELETE FROM webhook_endpoints');
+  });
+
+  it('stores a check value at the first start and refuses any other key from then on, in one line naming it', async () => {
+    const right = box();
+    await verifyMasterKey(testDb.db, right, 'SVC_MASTER_KEY', now);
+    expect(await checkRows()).toHaveLength(1);
+    const refused = verifyMasterKey(testDb.db, box(), 'SVC_MASTER_KEY', now);
+    await expect(refused).rejects.toThrow(ConfigError);
+    await expect(refused).rejects.toThrow(/^SVC_MASTER_KEY is not the master key this database's secrets are encrypted with: [^\n]*$/);
+    await verifyMasterKey(testDb.db, right, 'SVC_MASTER_KEY', now);
+    expect(await checkRows()).toHaveLength(1);
+  });
+
+  it('judges a database whose secrets predate the check value by opening one, and records nothing for a wrong key', async () => {
+    const right = box();
+    await endpoints(right);
+    expect(await keyMatches(testDb.db, box(), now)).toBe(false);
+    expect(await checkRows()).toEqual([]);
+    expect(await keyMatches(testDb.db, right, now)).toBe(true);
+    expect(await checkRows()).toHaveLength(1);
+  });
+
+  it('re-encrypts every secret and previous secret, and the check value, in one transaction', async () => {
+    const current = box();
+    await verifyMasterKey(testDb.db, current, 'SVC_MASTER_KEY', now);
+    const secrets = await endpoints(current);
+    expect(secrets.map((s) => s.length)).toEqual([1, 2]);
+    const before = await sealed();
+
+    const next = box();
+    const later = new Date(now.getTime() + 60_000);
+    expect(await rotateMasterKey(testDb.db, current, next, later)).toEqual({
+      reencrypted: { 'webhook_endpoints.secret_enc': 2, 'webhook_endpoints.previous_secret_enc': 1 },
+    });
+    const after = await sealed();
+    // The same secrets, sealed anew: only the new key opens them.
+    expect(after.map((row) => signingSecrets(next, row, now))).toEqual(secrets);
+    after.forEach((row, i) => expect(row.secret_enc).not.toBe(before[i].secret_enc));
+    expect(() => signingSecrets(current, after[0], now)).toThrow();
+    expect(await keyMatches(testDb.db, next, later)).toBe(true);
+    expect(await keyMatches(testDb.db, current, later)).toBe(false);
+    expect((await checkRows())[0].rotated_at).toEqual(later);
+  });
+
+  it('changes nothing when the current key is wrong, or when one value does not open with it', async () => {
+    const current = box();
+    await verifyMasterKey(testDb.db, current, 'SVC_MASTER_KEY', now);
+    await endpoints(current);
+    const before = await sealed();
+    const check = await checkRows();
+
+    await expect(rotateMasterKey(testDb.db, box(), box(), now)).rejects.toThrow(/current master key is not the one/);
+    expect(await sealed()).toEqual(before);
+
+    // One secret sealed under a stranger key: the rotation stops on it, naming the row, and writes nothing.
+    await testDb.db.query('UPDATE webhook_endpoints SET previous_secret_enc = $1 WHERE id = $2', [box().encrypt('whsec_stranger'), before[1].id]);
+    const damaged = await sealed();
+    await expect(rotateMasterKey(testDb.db, current, box(), now)).rejects.toThrow(`webhook_endpoints.previous_secret_enc of ${before[1].id} cannot be decrypted`);
+    expect(await sealed()).toEqual(damaged);
+    expect(await checkRows()).toEqual(check);
+  });
+});
