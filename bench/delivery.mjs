@@ -5,7 +5,7 @@ import { Pool } from 'undici';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
-import { DELIVERY_CHANNEL } from '../dist/webhooks/fanout.js';
+import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/wakeups.js';
 import { cpuSeconds, idleSeconds, median, postgresCpuSeconds, ratiosByRound, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
 

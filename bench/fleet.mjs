@@ -8,7 +8,7 @@ import { createOrganization, createWorkspace } from '../dist/admin/store.js';
 import { createApiKey } from '../dist/api-keys/store.js';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
-import { DELIVERY_CHANNEL } from '../dist/webhooks/fanout.js';
+import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/wakeups.js';
 import { sign } from '../dist/webhooks/sign.js';
 import { round, sleep, startReceiver, steadyLoad } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';

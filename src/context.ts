@@ -6,8 +6,10 @@ import type { CursorCodec } from './http/pagination.js';
 import type { Clock } from './lib/clock.js';
 import type { SecretBox } from './lib/secretbox.js';
 import type { Metrics } from './ops/metrics.js';
+import type { DeliveryNotifier } from './outbox/notifier.js';
+import type { Outbox } from './outbox/outbox.js';
+import type { ProductCreations } from './products/create-batch.js';
 import type { RateLimitStore } from './ratelimit/store.js';
-import type { DeliveryNotifier } from './webhooks/notifier.js';
 
 /** Dependencies built once at start and handed to every module; tests build their own. */
 export interface AppContext {
@@ -20,8 +22,12 @@ export interface AppContext {
   rateLimits: RateLimitStore;
   /** Valid credentials by token hash; revocations reach it through NOTIFY (see auth/cache.ts). */
   credentials: CredentialCache;
-  /** Wakes delivery workers after committed writes (see webhooks/notifier.ts). */
+  /** Wakes delivery workers after committed writes, or hands them new deliveries (see outbox/notifier.ts). */
   notifier: DeliveryNotifier;
+  /** The one writer of events and deliveries (see outbox/outbox.ts). */
+  outbox: Outbox;
+  /** Product creations arriving together, written together (see products/create-batch.ts). */
+  productCreations: ProductCreations;
   /** Identical reads in flight share one query (see http/coalesce.ts). */
   reads: ReadCoalescer;
   /** Prometheus metrics of this process (see ops/metrics.ts); the delivery engine reports to it. */

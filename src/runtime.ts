@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { CredentialCache } from './auth/cache.js';
 import { ConfigError, type Config } from './config.js';
 import { HELD_CLAIMS_PER_WORKER } from './webhooks/engine/held-claim.js';
-import { DeliveryNotifier } from './webhooks/notifier.js';
+import { DeliveryNotifier } from './outbox/notifier.js';
+import { Outbox } from './outbox/outbox.js';
+import { ProductCreations } from './products/create-batch.js';
 import type { AppContext } from './context.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
@@ -64,6 +66,8 @@ export function createContext(
 ): AppContext {
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
+  const notifier = new DeliveryNotifier(db, clock, config.leaseMs);
+  const outbox = new Outbox(db, notifier);
   return {
     config,
     db,
@@ -71,7 +75,9 @@ export function createContext(
     secrets,
     rateLimits,
     credentials: new CredentialCache(),
-    notifier: new DeliveryNotifier(db, clock, config.leaseMs),
+    notifier,
+    outbox,
+    productCreations: new ProductCreations(outbox),
     reads: new ReadCoalescer(db.engine === 'pglite'),
     cursors: new CursorCodec(secrets.deriveKey('cursor')),
     metrics: new Metrics(db, clock),

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/db.js';
 import type { SecretBox } from '../lib/secretbox.js';
-import { creationRow, insertCreations } from '../products/create-batch.js';
+import { creationRow, insertCreationsIn } from '../products/create-batch.js';
 import type { ProductCreateInput } from '../products/schemas.js';
 import { createEndpoint, updateEndpoint } from '../webhooks/endpoints/store.js';
 
@@ -36,7 +36,7 @@ export async function seedDemoData(q: Queryable, box: SecretBox, workspaceId: st
   await updateEndpoint(q, workspaceId, row.id, { active: false }, now);
   // One millisecond apart, so the list shows them in the order written here, newest first.
   const creations = DEMO_PRODUCTS.map((input, i) => creationRow(workspaceId, input, new Date(now.getTime() + i + 1)));
-  await insertCreations(q, creations);
+  await insertCreationsIn(q, creations);
   return {
     workspaceId,
     products: creations.map((c) => ({ id: c.id, name: c.name })),

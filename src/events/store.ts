@@ -28,26 +28,15 @@ export interface EventInput {
   at: Date;
 }
 
-/** Serialises the event once, in the field order of spec 2.3: this text is what is stored and sent. */
+/**
+ * Serialises the event once, in the field order of spec 2.3: this text is what is stored and sent.
+ * Events are written by the outbox only (src/outbox/).
+ */
 export function buildEvent(input: EventInput): StoredEvent {
   const id = newId('evt', input.at);
   const payload: Record<string, unknown> = { id, type: input.type, created: toIso(input.at) };
   if (input.subject) payload.subject = { id: input.subject.id, type: input.subject.type, url: input.subject.url };
   return { id, workspaceId: input.workspaceId, type: input.type, subject: input.subject, body: JSON.stringify(payload), createdAt: input.at };
-}
-
-/** The columns of an events row, in the order of INSERT_EVENT_COLUMNS. */
-export function eventValues(event: StoredEvent): unknown[] {
-  return [event.id, event.workspaceId, event.type, event.subject?.type ?? null, event.subject?.id ?? null, event.body, event.createdAt];
-}
-
-export const INSERT_EVENT_COLUMNS = 'INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)';
-
-/** Stores the event inside the caller's transaction, so it exists exactly when the change does. */
-export async function insertEvent(q: Queryable, input: EventInput): Promise<StoredEvent> {
-  const event = buildEvent(input);
-  await q.query(`${INSERT_EVENT_COLUMNS} VALUES ($1, $2, $3, $4, $5, $6, $7)`, eventValues(event));
-  return event;
 }
 
 export async function findEventBody(q: Queryable, workspaceId: string, eventId: string): Promise<string | null> {

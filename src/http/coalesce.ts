@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
 
 interface Pending {
   promise: Promise<unknown>;
@@ -89,7 +88,7 @@ export class ReadCoalescer {
  * instructions (a page is several KB); a Buffer is written as it is.
  */
 export async function sendCoalesced(
-  ctx: AppContext,
+  ctx: { reads: ReadCoalescer },
   request: FastifyRequest,
   reply: FastifyReply,
   workspaceId: string,

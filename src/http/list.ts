@@ -1,8 +1,13 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
 import { validation } from './errors.js';
-import type { Cursor, ListBinding, Page } from './pagination.js';
+import type { Cursor, CursorCodec, ListBinding, Page } from './pagination.js';
+
+/** What list answers need of the service: its page tokens and its public address. */
+export interface ListContext {
+  cursors: CursorCodec;
+  config: { publicUrl: string };
+}
 
 /** The list envelope of spec 2.7 around an item schema. */
 export function ListOf<T extends TSchema>(item: T, description: string) {
@@ -42,7 +47,7 @@ export function refusePage(page: string | undefined): void {
 
 /** Absolute URLs of the neighbouring pages, carrying every filter, `limit`, `expand` and the cursor. */
 export function pageUrls(
-  ctx: AppContext,
+  ctx: ListContext,
   request: FastifyRequest,
   binding: ListBinding,
   page: Pick<Page<unknown>, 'next' | 'previous'>,
@@ -62,6 +67,6 @@ export function pageUrls(
 }
 
 /** Decodes the request's `page` against its binding (400 when it does not fit), or null for page one. */
-export function requestCursor(ctx: AppContext, page: string | undefined, binding: ListBinding): Cursor | null {
+export function requestCursor(ctx: ListContext, page: string | undefined, binding: ListBinding): Cursor | null {
   return page === undefined ? null : ctx.cursors.decode(page, binding);
 }

@@ -1,7 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { mutateAndEmit } from '../events/emit.js';
 import { sendCoalesced } from '../http/coalesce.js';
 import { errorResponses, notFound, validation } from '../http/errors.js';
 import { pageJson, pageUrls, requestCursor } from '../http/list.js';
@@ -9,23 +8,11 @@ import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
 import { isId } from '../lib/ids.js';
 import { Deleted, ProductCreate, ProductList, ProductUpdate, isCurrency } from './schemas.js';
-import { ProductCreations } from './create-batch.js';
 import { deleteProduct, findProduct, listProductsJson, productSubject, toView, updateProduct, type ProductRow } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:products:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:products:write' } as const;
 const ListQuery = Type.Object(PageQuery, { additionalProperties: false });
-/** One batcher per service: creations from every mount share it. */
-const creationsOf = new WeakMap<AppContext, ProductCreations>();
-
-function creationsFor(ctx: AppContext): ProductCreations {
-  let creations = creationsOf.get(ctx);
-  if (!creations) {
-    creations = new ProductCreations(ctx.db, ctx.notifier);
-    creationsOf.set(ctx, creations);
-  }
-  return creations;
-}
 
 function checkCurrency(price: { currency: string } | null | undefined): void {
   if (price && !isCurrency(price.currency)) {
@@ -36,7 +23,6 @@ function checkCurrency(price: { currency: string } | null | undefined): void {
 }
 
 export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
-  const creations = creationsFor(ctx);
   const productParams = mount.params({ productId: IdParam('Product id (prd_...).') });
   const common = { tags: ['Products'], headers: WorkspaceHeader };
 
@@ -47,7 +33,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       checkCurrency(request.body.price);
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
-      const row = await creations.create(workspaceId, request.body, now);
+      const row = await ctx.productCreations.create(workspaceId, request.body, now);
       return reply.status(201).send(toView(row));
     },
   });
@@ -87,12 +73,12 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       checkCurrency(request.body.price);
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
-      const [row] = await mutateAndEmit<ProductRow>(ctx.db, updateProduct(workspaceId, productId, request.body, now), {
+      const [row] = await ctx.outbox.change<ProductRow>(updateProduct(workspaceId, productId, request.body, now), {
         workspaceId,
         type: 'product.updated',
         subject: productSubject(productId),
         at: now,
-      }, ctx.notifier);
+      });
       if (!row) throw notFound('product');
       return toView(row);
     },
@@ -106,12 +92,12 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       if (!isId('prd', productId)) throw notFound('product');
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
-      const deleted = await mutateAndEmit(ctx.db, deleteProduct(workspaceId, productId, now), {
+      const deleted = await ctx.outbox.change(deleteProduct(workspaceId, productId, now), {
         workspaceId,
         type: 'product.deleted',
         subject: productSubject(productId),
         at: now,
-      }, ctx.notifier);
+      });
       if (deleted.length === 0) throw notFound('product');
       return { id: productId, deleted: true as const };
     },

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { creationRow, insertCreations } from '../../src/products/create-batch.js';
+import { creationRow, insertCreationsIn } from '../../src/products/create-batch.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ENGINE } from '../helpers/db.js';
 import { addEndpoint, closeAppAndReceiver, createProduct, eventually, openAppAndReceiver, testWorker, verifyBySpec } from '../helpers/delivery.js';
@@ -24,7 +24,7 @@ describe('transactional outbox', () => {
         // The write the API makes (product, event and deliveries in one statement), inside a transaction that then fails.
         const creation = creationRow(workspaceId, { name: 'Never' }, now);
         productId = creation.id;
-        const written = await insertCreations(q, [creation]);
+        const written = await insertCreationsIn(q, [creation]);
         expect(written).toHaveLength(1);
         expect(await q.query('SELECT id FROM webhook_deliveries WHERE event_id IN (SELECT id FROM events WHERE subject_id = $1)', [productId])).toHaveLength(1);
         throw new Error('changed my mind');

@@ -5,7 +5,7 @@ import type { Queryable } from '../../src/db/db.js';
 import { ManualClock, type Clock } from '../../src/lib/clock.js';
 import { creationRow, insertCreations } from '../../src/products/create-batch.js';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
-import { HandOff } from '../../src/webhooks/handoff.js';
+import { HandOff } from '../../src/outbox/notifier.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour } from '../helpers/receiver.js';
@@ -37,7 +37,7 @@ function recordStatements(t: TestApp): { sql: string; rows: number }[] {
   return log;
 }
 
-/** Writes deliveries straight to a worker of the same process (src/webhooks/handoff.ts). */
+/** Writes deliveries straight to a worker of the same process (src/outbox/notifier.ts). */
 describe('direct hand-off of new deliveries', () => {
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -113,8 +113,10 @@ describe('direct hand-off of new deliveries', () => {
     // The write commits its delivery already claimed for a worker that never sends it: the state a
     // process leaves when it dies between the commit and the attempt.
     const handOff = new HandOff(new Date(clock.now().getTime() + t.ctx.config.leaseMs), 1, new DeliveryWorker(t.ctx));
-    const [created] = await insertCreations(t.ctx.db, [creationRow(t.demo.workspaces[0].id, { name: 'Hat' }, clock.now())], handOff);
-    expect(created.fanout).toMatchObject({ pending: 0, handed: [{ endpoint_id: endpointId }] });
+    const [created] = await insertCreations(t.ctx.outbox, [creationRow(t.demo.workspaces[0].id, { name: 'Hat' }, clock.now())], handOff);
+    expect(created.id).toMatch(/^prd_/);
+    const [handed] = await deliveriesOf(t, endpointId);
+    expect(handed.next_attempt_at!.getTime()).toBe(clock.now().getTime() + t.ctx.config.leaseMs);
 
     const other = testWorker(t);
     cleanup.push(() => other.stop());
@@ -139,10 +141,11 @@ describe('direct hand-off of new deliveries', () => {
 
     let stopped = false;
     const stopping = worker.stop().then(() => (stopped = true));
-    const row = creationRow(t.demo.workspaces[0].id, { name: 'Hat' }, new Date());
-    const [created] = await insertCreations(t.ctx.db, [row], handOff);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The write holding a slot has not returned: stop() waits for it.
     expect(stopped).toBe(false);
-    t.ctx.notifier.committed(handOff, 1, created.fanout!, () => row.event_body);
+    const row = creationRow(t.demo.workspaces[0].id, { name: 'Hat' }, new Date());
+    await insertCreations(t.ctx.outbox, [row], handOff);
     await stopping;
 
     const [delivery] = await deliveriesOf(t, endpointId);

@@ -8,7 +8,8 @@ import { isId, newId } from '../../lib/ids.js';
 import { endpointInactive } from '../endpoints/schemas.js';
 import { lockEndpoint } from '../endpoints/store.js';
 import { DeliveryList, DeliveryListQuery, Replayed, WebhookDeliveryDetail, type DeliveryListQueryInput } from './schemas.js';
-import { enqueueDelivery, findDelivery, listDeliveries, toDetailView, toListView, type DeliveryFilters } from './store.js';
+import { enqueueDeliveries } from '../../outbox/outbox.js';
+import { findDelivery, listDeliveries, toDetailView, toListView, type DeliveryFilters } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:developer:write' } as const;
@@ -107,7 +108,8 @@ export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mou
           payload: original.body,
           replayOf: original.id,
         };
-        return { id: await enqueueDelivery(q, input, now), endpointId: endpoint.id };
+        const [id] = await enqueueDeliveries(q, [input], now);
+        return { id, endpointId: endpoint.id };
       });
       return reply.status(201).send({ delivery: replayed });
     },

@@ -1,9 +1,7 @@
 import type { Queryable } from '../../db/db.js';
 import { Where } from '../../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../../http/pagination.js';
-import { newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/iso.js';
-import { DELIVERY_CHANNEL } from '../fanout.js';
 
 export type DeliveryStatus = 'pending' | 'success' | 'failed' | 'disabled';
 
@@ -71,25 +69,6 @@ export async function findDelivery(q: Queryable, workspaceId: string, id: string
     [id, workspaceId],
   );
   return row ?? null;
-}
-
-/**
- * Queues a delivery whose body is not an event of the log (a test ping or a replay): pending, due
- * now, attempt 0. The NOTIFY reaches workers when the caller's transaction commits.
- */
-export async function enqueueDelivery(
-  q: Queryable,
-  input: { workspaceId: string; endpointId: string; eventId: string; eventType: string; payload: string; replayOf: string | null },
-  now: Date,
-): Promise<string> {
-  const id = newId('whd', now);
-  await q.query(
-    `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of, status, attempt, next_attempt_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $8)`,
-    [id, input.workspaceId, input.endpointId, input.eventId, input.eventType, input.payload, input.replayOf, now],
-  );
-  await q.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', '')`);
-  return id;
 }
 
 /** A paused or deleted endpoint sends nothing more: its queued deliveries stay in history as `disabled`. */

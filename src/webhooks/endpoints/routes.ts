@@ -8,7 +8,8 @@ import { IdParam, WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../../http/pagination.js';
 import { isId, newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/iso.js';
-import { disablePendingDeliveries, enqueueDelivery } from '../deliveries/store.js';
+import { enqueueDeliveries } from '../../outbox/outbox.js';
+import { disablePendingDeliveries } from '../deliveries/store.js';
 import {
   CreatedWebhookEndpoint,
   EndpointCreate,
@@ -186,7 +187,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
         // A synthetic event: sent to this endpoint only, never written to the event log.
         const eventId = newId('evt', now);
         const payload = JSON.stringify({ id: eventId, type: 'webhook.ping', created: toIso(now) });
-        const deliveryId = await enqueueDelivery(q, { workspaceId, endpointId: id, eventId, eventType: 'webhook.ping', payload, replayOf: null }, now);
+        const [deliveryId] = await enqueueDeliveries(q, [{ workspaceId, endpointId: id, eventId, eventType: 'webhook.ping', payload, replayOf: null }], now);
         return { deliveryId, eventId };
       });
       return reply.status(201).send(sent);

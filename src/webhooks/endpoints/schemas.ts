@@ -3,7 +3,7 @@ import { EVENT_TYPES } from '../../events/catalog.js';
 import { ApiError, validation } from '../../http/errors.js';
 import { ListOf } from '../../http/list.js';
 import { PageQuery } from '../../http/pagination.js';
-import { subscriptionPatterns } from '../fanout.js';
+import { subscriptionPatterns } from '../../events/patterns.js';
 
 export const MAX_URL_LENGTH = 2048;
 

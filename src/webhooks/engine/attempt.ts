@@ -4,7 +4,9 @@ import type { SecretBox } from '../../lib/secretbox.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { signingSecrets } from '../endpoints/store.js';
 import { sign } from '../sign.js';
-import type { Job } from './job.js';
+import type { Job, Outcome } from './job.js';
+
+export type { Outcome } from './job.js';
 import { afterFailure, retryAfterMs } from './schedule.js';
 import type { SendResult, Sender } from './sender.js';
 
@@ -17,33 +19,6 @@ export interface AttemptDeps {
   sender: Sender;
   config: Pick<Config, 'retryScheduleMs'>;
   metrics: Pick<Metrics, 'attemptStarted' | 'attemptFinished'>;
-}
-
-/**
- * What one taken job came to, ready to be written. `attempted` is false when no request was made:
- * the endpoint turned inactive before the attempt (`disabled`), or the job was put off to a later
- * time without an attempt (`pending`, its endpoint being busy or rate limited; see lanes.ts).
- */
-export interface Outcome {
-  id: string;
-  endpointId: string;
-  /** The endpoint's count of consecutive failed deliveries when the row was taken. */
-  endpointFailures: number;
-  claimedAttempt: number;
-  /** The row's `next_attempt_at` while taken (job.ts): the write is guarded by it. */
-  mark: Date;
-  attempted: boolean;
-  status: 'success' | 'pending' | 'failed' | 'disabled';
-  nextAttemptAt: Date | null;
-  attemptedAt: Date;
-  error: string | null;
-  responseStatus: number | null;
-  responseTimeMs: number | null;
-  requestHeaders: Record<string, string> | null;
-  responseBody: string | null;
-  responseHeaders: Record<string, string> | null;
-  /** The attempt got no complete answer in time (lanes.ts narrows such an endpoint's share). */
-  timedOut: boolean;
 }
 
 /** The Standard Webhooks headers (spec 6.2); `webhook-id` is the delivery id, so retries reuse it. */

@@ -35,13 +35,16 @@ export interface DispatchHooks {
 export class Dispatcher {
   readonly lanes: Lanes;
   private ready: Job[] = [];
+  /** Jobs in `ready` that passed no lane: those of inactive endpoints, which make no request. */
+  private readonly unlaned = new Set<Job>();
   /** Attempts holding a slot, by start time (performance.now()), oldest first. */
   private readonly quick = new Map<Job, number>();
   /** Attempts that gave their slot up, by start time. */
   private readonly slow = new Map<Job, number>();
   private readonly running = new Set<Promise<void>>();
   private sweeper: NodeJS.Timeout | null = null;
-  private open = true;
+  /** Starting attempts: from the worker's start (or a one-shot run) to its stop. */
+  private open = false;
 
   constructor(
     private readonly settings: DispatchSettings,
@@ -55,9 +58,9 @@ export class Dispatcher {
   offer(job: Job): void {
     const now = this.clock.now();
     if (job.notBefore && job.notBefore.getTime() > now.getTime()) return this.hooks.defer(job, job.notBefore);
-    // A job for an inactive endpoint makes no request: its outcome is immediate, even while stopping.
-    if (!job.endpointActive) return this.launch(job, false);
-    const admission = this.lanes.admit(job, now, performance.now());
+    // A job for an inactive endpoint makes no request: it passes no lane.
+    if (!job.endpointActive) this.unlaned.add(job);
+    const admission = job.endpointActive ? this.lanes.admit(job, now, performance.now()) : 'go';
     if (admission === 'wait') return;
     if (admission === 'go') {
       this.ready.push(job);
@@ -87,9 +90,15 @@ export class Dispatcher {
     const queued = this.ready.filter(take);
     if (queued.length > 0) {
       this.ready = this.ready.filter((job) => !take(job));
-      this.lanes.unqueue(queued);
+      this.lanes.unqueue(queued.filter((job) => !this.unlaned.delete(job)));
     }
     return [...queued, ...this.lanes.takeWaiting(take)];
+  }
+
+  /** Starts attempts from now on. */
+  resume(): void {
+    this.open = true;
+    this.startReady();
   }
 
   /** Starts nothing more from now on: what is offered waits, to be taken back. */
@@ -112,7 +121,8 @@ export class Dispatcher {
 
   private startReady(): void {
     while (this.open && this.ready.length > 0 && this.quick.size < this.settings.concurrency && this.quick.size + this.slow.size < this.settings.maxInFlight) {
-      this.launch(this.ready.shift()!, true);
+      const job = this.ready.shift()!;
+      this.launch(job, !this.unlaned.delete(job));
     }
   }
 

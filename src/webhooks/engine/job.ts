@@ -1,4 +1,30 @@
-import type { Outcome } from './attempt.js';
+/**
+ * What one taken job came to, ready to be written. `attempted` is false when no request was made:
+ * the endpoint turned inactive before the attempt (`disabled`), or the job was put off to a later
+ * time without an attempt (`pending`, its endpoint being busy or rate limited; see lanes.ts). Built
+ * by attempt.ts.
+ */
+export interface Outcome {
+  id: string;
+  endpointId: string;
+  /** The endpoint's count of consecutive failed deliveries when the row was taken. */
+  endpointFailures: number;
+  claimedAttempt: number;
+  /** The row's `next_attempt_at` while taken (job.ts): the write is guarded by it. */
+  mark: Date;
+  attempted: boolean;
+  status: 'success' | 'pending' | 'failed' | 'disabled';
+  nextAttemptAt: Date | null;
+  attemptedAt: Date;
+  error: string | null;
+  responseStatus: number | null;
+  responseTimeMs: number | null;
+  requestHeaders: Record<string, string> | null;
+  responseBody: string | null;
+  responseHeaders: Record<string, string> | null;
+  /** The attempt got no complete answer in time (lanes.ts narrows such an endpoint's share). */
+  timedOut: boolean;
+}
 
 /**
  * What holds a job's row while its worker has it, besides the row's own `next_attempt_at`: the open
@@ -46,4 +72,45 @@ export interface Job {
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
+}
+
+/**
+ * A delivery a write inserted already taken for a worker of its process (../../outbox/fanout.ts,
+ * the `handed` rows of a fan-out with hand-off), as that statement returns it.
+ */
+export interface HandedRow {
+  id: string;
+  workspace_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  url: string;
+  consecutive_failures: number;
+  rate_limit: number | null;
+  secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: string | null;
+}
+
+/** A handed row as a job: its first attempt, under the lease the write gave it, with its event's text. */
+export function handedJob(row: HandedRow, lease: Date, body: string | null): Job {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    attempt: 0,
+    mark: lease,
+    held: null,
+    notBefore: null,
+    body,
+    url: row.url,
+    endpointActive: true,
+    endpointFailures: row.consecutive_failures,
+    rateLimit: row.rate_limit,
+    secret_enc: row.secret_enc,
+    previous_secret_enc: row.previous_secret_enc,
+    previous_secret_expires_at: row.previous_secret_expires_at === null ? null : new Date(row.previous_secret_expires_at),
+  };
 }

@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { toIso } from '../../lib/iso.js';
 import type { Outcome } from './attempt.js';
-import { AUTO_DISABLE_AFTER, autoDisable } from './auto-disable.js';
+import { AUTO_DISABLE_AFTER, autoDisable } from '../endpoints/auto-disable.js';
 
 /**
  * Writes a batch of outcomes of rows not held by a row lock: the delivery rows, each endpoint's count

@@ -1,8 +1,26 @@
 import type { Db } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
-import { DELIVERY_CHANNEL } from '../fanout.js';
-import type { DeliveryNotifier } from '../notifier.js';
-import type { LocalWorker } from '../handoff.js';
+import type { Job } from './job.js';
+
+/** The channel writes NOTIFY when they commit deliveries due now, and workers LISTEN on. */
+export const DELIVERY_CHANNEL = 'webhook_deliveries';
+
+/** What a delivery worker offers the writers of its own process (see ../../outbox/notifier.ts). */
+export interface LocalWorker {
+  /** Something may be due: claim. */
+  wake(): void;
+  /** Sets aside up to `max` slots for rows a write will hand over; returns how many (0: none free). */
+  reserve(max: number): number;
+  /** Takes the jobs handed over under `reserved` slots; slots the write did not fill are freed. */
+  adopt(jobs: Job[], reserved: number): void;
+}
+
+/** The writers' side of a process, as its workers see it: they register, and skip its own NOTIFYs. */
+export interface LocalWriters {
+  /** The payload of this process's NOTIFYs. */
+  readonly origin: string;
+  subscribe(worker: LocalWorker): () => void;
+}
 
 /**
  * When a worker claims: on a NOTIFY from another process's write (this process's own writes wake
@@ -17,7 +35,7 @@ export class Wakeups {
   private unlisten: (() => Promise<void>) | null = null;
 
   constructor(
-    private readonly deps: { db: Db; clock: Clock; notifier: DeliveryNotifier; pollIntervalMs: number },
+    private readonly deps: { db: Db; clock: Clock; notifier: LocalWriters; pollIntervalMs: number },
     private readonly kick: () => void,
   ) {}
 

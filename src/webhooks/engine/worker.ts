@@ -1,6 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { AppContext } from '../../context.js';
-import type { LocalWorker } from '../handoff.js';
 import { deferred, runAttempt, type AttemptDeps, type Outcome } from './attempt.js';
 import { claimByLease, claimLocked, nextDue, releaseLeases } from './claim.js';
 import { Dispatcher } from './dispatch.js';
@@ -10,7 +9,7 @@ import type { Job } from './job.js';
 import { SendTimes } from './rate.js';
 import { OutcomeRecorder } from './recorder.js';
 import { HttpSender, type Sender } from './sender.js';
-import { Wakeups } from './wakeups.js';
+import { Wakeups, type LocalWorker } from './wakeups.js';
 
 export interface DeliveryWorkerOptions {
   /** Shared by the workers of a process (one connection pool); a worker without one makes its own. */
@@ -116,6 +115,7 @@ export class DeliveryWorker implements LocalWorker {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
+    this.dispatch.resume();
     await this.wakeups.start(this);
     this.kick();
   }
@@ -148,6 +148,7 @@ export class DeliveryWorker implements LocalWorker {
    */
   async runDue(): Promise<number> {
     this.dispatch.lanes.putOff = false;
+    this.dispatch.resume();
     let total = 0;
     for (;;) {
       const jobs = await this.claim(this.concurrency);

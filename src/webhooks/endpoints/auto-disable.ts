@@ -1,7 +1,8 @@
 import { WORKSPACE_ROLE_PERMISSIONS, resolveWorkspaceRole, type OrgRole, type WorkspaceRole } from '../../auth/permissions.js';
 import type { Queryable } from '../../db/db.js';
-import { emitEvent } from '../../events/emit.js';
 import { newId } from '../../lib/ids.js';
+import { recordEvent } from '../../outbox/outbox.js';
+import { disablePendingDeliveries } from '../deliveries/store.js';
 
 /** Consecutive failed deliveries after which an endpoint is disabled (spec 8). */
 export const AUTO_DISABLE_AFTER = 5;
@@ -25,12 +26,9 @@ export async function autoDisable(
     [endpoint.id, now],
   );
   if (!disabled) return false;
-  await q.query(
-    `UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL WHERE endpoint_id = $1 AND status = 'pending'`,
-    [endpoint.id],
-  );
+  await disablePendingDeliveries(q, endpoint.id);
   const subject = { type: 'webhook_endpoint', id: endpoint.id, url: `/v1/webhooks/endpoints/${endpoint.id}` };
-  await emitEvent(q, { workspaceId: endpoint.workspaceId, type: AUTO_DISABLED_EVENT, subject, at: now });
+  await recordEvent(q, { workspaceId: endpoint.workspaceId, type: AUTO_DISABLED_EVENT, subject, at: now });
 
   const users = await developerReaders(q, endpoint.workspaceId);
   if (users.length > 0) {

@@ -1,17 +1,9 @@
 import type { Queryable } from '../db/db.js';
+import { subscriptionPatterns } from '../events/patterns.js';
 import type { StoredEvent } from '../events/store.js';
 import { idTimePrefix } from '../lib/ids.js';
-import type { HandOff } from './handoff.js';
-
-export const DELIVERY_CHANNEL = 'webhook_deliveries';
-
-/** `product.created` is matched by itself and by the prefix pattern `product.*`. */
-export function subscriptionPatterns(type: string): string[] {
-  const parts = type.split('.');
-  const patterns = [type];
-  for (let i = parts.length - 1; i >= 1; i--) patterns.push(`${parts.slice(0, i).join('.')}.*`);
-  return patterns;
-}
+import { DELIVERY_CHANNEL } from '../webhooks/engine/wakeups.js';
+import type { HandOff } from './notifier.js';
 
 /**
  * The fan-out as CTEs, to follow others in one WITH statement. `events` is a FROM item (a CTE or a
@@ -25,9 +17,9 @@ export function subscriptionPatterns(type: string): string[] {
  *
  * With `handOff`, `events` also has `lease` (timestamptz) and `slots` (int, the same on every row):
  * up to `slots` of the pending rows are written already claimed, their next_attempt_at being the
- * lease, and `fanout.handed` returns them (JSON, see handoff.ts) for a worker of this process to
- * send once the statement has committed. A handed row is told apart by next_attempt_at after its
- * creation: a row due now has next_attempt_at = created_at.
+ * lease, and `fanout.handed` returns them (JSON, see notifier.ts) for a worker of this process to
+ * send once the statement has committed (its columns are the engine's HandedRow). A handed row is told
+ * apart by next_attempt_at after its creation: a row due now has next_attempt_at = created_at.
  */
 export function fanOutCtes(events: string, notify: boolean, handOff = false): string {
   const lease = handOff

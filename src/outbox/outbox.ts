@@ -1,0 +1,223 @@
+import type { Db, Queryable } from '../db/db.js';
+import { subscriptionPatterns } from '../events/patterns.js';
+import { buildEvent, type EventInput, type StoredEvent } from '../events/store.js';
+import { idTimePrefix, newId } from '../lib/ids.js';
+import { toIso } from '../lib/iso.js';
+import { DELIVERY_CHANNEL } from '../webhooks/engine/wakeups.js';
+import { fanOut, fanOutCtes, fanOutValues, handOffValues, singleEvent } from './fanout.js';
+import type { DeliveryNotifier, FanOutResult, HandOff } from './notifier.js';
+
+/**
+ * The outbox: the one writer of events and deliveries. A change, its event and the event's
+ * deliveries are written together, so an event is never lost and never sent for a change that was
+ * rolled back; products, orders, auto-disables, test pings, replays and recoveries all write through
+ * here, and no other module inserts into `events` or `webhook_deliveries` (a test holds to that).
+ */
+
+const INSERT_EVENT = 'INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)';
+
+/** The columns of an events row, in the order of INSERT_EVENT. */
+function eventValues(event: StoredEvent): unknown[] {
+  return [event.id, event.workspaceId, event.type, event.subject?.type ?? null, event.subject?.id ?? null, event.body, event.createdAt];
+}
+
+/**
+ * A change as SQL: a data-modifying statement with RETURNING whose parameters are $1..$n, and, in
+ * `before`, CTEs it needs ahead of it (a data-modifying statement cannot hold a WITH of its own
+ * inside another WITH): `name AS (...), other AS (...)`.
+ */
+export interface Mutation {
+  sql: string;
+  params: unknown[];
+  before?: string;
+}
+
+/** Records an event inside the caller's transaction, with its deliveries; workers are NOTIFYed at commit. */
+export async function recordEvent(q: Queryable, input: EventInput): Promise<StoredEvent> {
+  const event = buildEvent(input);
+  await q.query(`${INSERT_EVENT} VALUES ($1, $2, $3, $4, $5, $6, $7)`, eventValues(event));
+  await fanOut(q, event);
+  return event;
+}
+
+/** A delivery whose body is not an event of the log: a test ping, a replay, a recovery's replay. */
+export interface DirectDelivery {
+  workspaceId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  payload: string;
+  replayOf: string | null;
+}
+
+/**
+ * Queues deliveries with their own payload inside the caller's transaction: pending, due now,
+ * attempt 0. Workers are NOTIFYed when the transaction commits. Returns their ids, in order.
+ */
+export async function enqueueDeliveries(q: Queryable, deliveries: DirectDelivery[], now: Date): Promise<string[]> {
+  if (deliveries.length === 0) return [];
+  const ids = deliveries.map(() => newId('whd', now));
+  await q.query(
+    `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of, status, attempt, next_attempt_at, created_at)
+     SELECT d.id, d.workspace_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.replay_of, 'pending', 0, $8, $8
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+         AS d (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of)`,
+    [
+      ids,
+      deliveries.map((d) => d.workspaceId),
+      deliveries.map((d) => d.endpointId),
+      deliveries.map((d) => d.eventId),
+      deliveries.map((d) => d.eventType),
+      deliveries.map((d) => d.payload),
+      deliveries.map((d) => d.replayOf),
+      now,
+    ],
+  );
+  await q.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', '')`);
+  return ids;
+}
+
+/** The event fields of one input row of Outbox.changeMany. */
+export interface EventFields {
+  event_id: string;
+  workspace_id: string;
+  event_type: string;
+  subject_type: string | null;
+  subject_id: string | null;
+  event_body: string;
+  at: string;
+  delivery_prefix: string;
+  patterns: string[];
+}
+
+const EVENT_FIELD_COLUMNS =
+  'event_id text, workspace_id text, event_type text, subject_type text, subject_id text, event_body text, at timestamptz, delivery_prefix text, patterns text[]';
+
+/** An event's fields for an input row of changeMany, the event built (its id and text) once here. */
+export function eventFields(input: EventInput): { event: StoredEvent; fields: EventFields } {
+  const event = buildEvent(input);
+  return {
+    event,
+    fields: {
+      event_id: event.id,
+      workspace_id: event.workspaceId,
+      event_type: event.type,
+      subject_type: event.subject?.type ?? null,
+      subject_id: event.subject?.id ?? null,
+      event_body: event.body,
+      at: toIso(event.createdAt),
+      delivery_prefix: idTimePrefix('whd', event.createdAt),
+      patterns: subscriptionPatterns(event.type),
+    },
+  };
+}
+
+/** Many changes with an event each, as one statement (see Outbox.changeMany). */
+export interface Batch<Input> {
+  /** Columns of the input rows besides the event's, as jsonb_to_recordset takes them: `id text, name text, ...`. */
+  columns: string;
+  /** A data-modifying statement reading the CTE `input` (one row per change), with RETURNING. */
+  mutation: string;
+  rows: (Input & EventFields)[];
+}
+
+type WithFanOut<Row> = Row & { fanout: FanOutResult | null };
+
+/**
+ * A change, its event and the event's deliveries as ONE statement: the mutation is a CTE, the event
+ * is inserted only if the mutation returned a row, and the fan-out follows it. One statement is
+ * atomic on its own, so the whole write costs one round trip and no BEGIN/COMMIT. With `standalone`
+ * it hands deliveries over (its last two parameters are the lease and the slots, handOffValues);
+ * otherwise it is part of a transaction and NOTIFYs at its commit.
+ */
+function changeStatement(mutation: Mutation, event: StoredEvent, standalone: boolean): string {
+  const base = mutation.params.length;
+  const e = (i: number) => `$${base + i}`;
+  const f = (i: number) => `$${base + 7 + i}`;
+  return `WITH ${mutation.before ? `${mutation.before}, ` : ''}mutated AS (${mutation.sql}),
+     event AS (
+       ${INSERT_EVENT}
+       SELECT ${e(1)}, ${e(2)}, ${e(3)}, ${e(4)}, ${e(5)}, ${e(6)}, ${e(7)}::timestamptz WHERE EXISTS (SELECT 1 FROM mutated)
+       RETURNING id
+     ), ${fanOutCtes(singleEvent(f, 'event', standalone), !standalone, standalone)}
+     SELECT mutated.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT row_to_json(fanout) FROM fanout) END AS fanout FROM mutated`;
+}
+
+/**
+ * Many changes, each with its own event, in one statement: `input` holds one row per change with
+ * its event's fields (eventFields), the mutation reads it, and every event is logged and fanned out.
+ * Hand-off and NOTIFY as for changeStatement ($2 and $3 are the lease and the slots).
+ */
+function changeManyStatement(batch: Batch<unknown>, standalone: boolean): string {
+  const lease = standalone ? ', $2::timestamptz AS lease, $3::int AS slots' : '';
+  return `WITH input AS MATERIALIZED (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS i (${EVENT_FIELD_COLUMNS}, ${batch.columns})
+     ), mutated AS (${batch.mutation}),
+     logged AS (
+       ${INSERT_EVENT}
+       SELECT event_id, workspace_id, event_type, subject_type, subject_id, event_body, at FROM input
+     ), ${fanOutCtes(`(SELECT workspace_id, event_id, event_type, at, delivery_prefix, patterns${lease} FROM input)`, !standalone, standalone)}
+     SELECT mutated.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT row_to_json(fanout) FROM fanout) END AS fanout FROM mutated`;
+}
+
+const withoutFanOut = <Row>(rows: WithFanOut<Row>[]): Row[] => rows.map(({ fanout: _, ...row }) => row as Row);
+
+/** A change with its event, inside the caller's transaction (NOTIFY at its commit). */
+export async function changeIn<Row>(q: Queryable, mutation: Mutation, input: EventInput): Promise<Row[]> {
+  const event = buildEvent(input);
+  return withoutFanOut(await q.query<WithFanOut<Row>>(changeStatement(mutation, event, false), [...mutation.params, ...eventValues(event), ...fanOutValues(event)]));
+}
+
+/** Many changes with an event each, inside the caller's transaction (NOTIFY at its commit). */
+export async function changeManyIn<Row, Input>(q: Queryable, batch: Batch<Input>): Promise<Row[]> {
+  return withoutFanOut(await q.query<WithFanOut<Row>>(changeManyStatement(batch, false), [JSON.stringify(batch.rows)]));
+}
+
+/**
+ * The standalone writes: each a statement of its own, committed when it returns, whose deliveries
+ * are handed to this process's workers (notifier.ts) or wake workers after it.
+ */
+export class Outbox {
+  constructor(
+    private readonly db: Db,
+    private readonly notifier: DeliveryNotifier,
+  ) {}
+
+  /** A change, its event and the event's deliveries (changeStatement). */
+  async change<Row>(mutation: Mutation, input: EventInput): Promise<Row[]> {
+    const event = buildEvent(input);
+    const handOff = this.notifier.handOff(1);
+    let rows: WithFanOut<Row>[];
+    try {
+      rows = await this.db.query<WithFanOut<Row>>(changeStatement(mutation, event, true), [
+        ...mutation.params,
+        ...eventValues(event),
+        ...fanOutValues(event),
+        ...handOffValues(handOff),
+      ]);
+    } catch (error) {
+      handOff?.cancel();
+      throw error;
+    }
+    this.notifier.committed(handOff, rows.length > 0 ? 1 : 0, rows[0]?.fanout ?? undefined, () => event.body);
+    return withoutFanOut(rows);
+  }
+
+  /**
+   * Many changes with an event each (changeManyStatement): creations that arrive together are
+   * written this way. Their deliveries are handed over under `handOff` if one is given (reserved
+   * beforehand with notifier.handOff), else under a reservation made here.
+   */
+  async changeMany<Row, Input>(batch: Batch<Input>, handOff = this.notifier.handOff(batch.rows.length)): Promise<Row[]> {
+    let rows: WithFanOut<Row>[];
+    try {
+      rows = await this.db.query<WithFanOut<Row>>(changeManyStatement(batch, true), [JSON.stringify(batch.rows), ...handOffValues(handOff)]);
+    } catch (error) {
+      handOff?.cancel();
+      throw error;
+    }
+    const bodies = new Map(batch.rows.map((r) => [r.event_id, r.event_body]));
+    this.notifier.committed(handOff, batch.rows.length, rows[0]?.fanout ?? undefined, (eventId) => bodies.get(eventId));
+    return withoutFanOut(rows);
+  }
+}
