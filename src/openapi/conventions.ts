@@ -1,0 +1,91 @@
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import type { RouteOptions } from 'fastify';
+import { ERROR_MEANINGS, ERROR_STATUS, type ErrorCode } from '../http/errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Error codes this route gives beyond those every route of its kind gives (which are derived,
+     * see routeErrorCodes), e.g. `['ENDPOINT_INACTIVE']`. The OpenAPI document declares them all.
+     */
+    errors?: ErrorCode[];
+  }
+}
+
+/** A request header that every POST under /v1 honours, and the error codes it adds. */
+export interface PostHeader {
+  /** As clients write it, e.g. `Idempotency-Key`. */
+  name: string;
+  schema: TSchema;
+  errors: ErrorCode[];
+}
+
+/**
+ * Headers every POST under /v1 honours. Idempotency keys (DESIGN "Idempotency keys") are switched on
+ * by adding their entry here: every POST then validates the header, and the OpenAPI document shows
+ * it with its errors. It stays empty while the service honours no such header.
+ */
+export const POST_HEADERS: readonly PostHeader[] = [];
+
+/** Methods whose requests Fastify reads a body of (so 400 on bad JSON, 413 and 415 apply). */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+type RouteFacts = Pick<RouteOptions, 'method' | 'url' | 'schema' | 'config'>;
+
+const methodOf = (route: RouteFacts) => (Array.isArray(route.method) ? route.method[0] : route.method).toUpperCase();
+
+/**
+ * The error codes a route can answer with, derived from what it is: every /v1 route authenticates
+ * (401), counts against a rate limit (429) and reads the database (503); one with a permission, a
+ * workspace or a user to check can refuse (403); any input can be invalid (400), and a path
+ * parameter can name nothing (404); a request body can be too large (413) or not JSON (415). The
+ * route's own `config.errors` and the POST headers add theirs.
+ */
+export function routeErrorCodes(route: RouteFacts, postHeaders: readonly PostHeader[] = POST_HEADERS): ErrorCode[] {
+  const method = methodOf(route);
+  const schema = (route.schema ?? {}) as Record<string, unknown>;
+  const auth = route.config?.auth;
+  const api = route.url.startsWith('/v1/');
+  const pathParams = route.url.includes('/:');
+  const body = BODY_METHODS.has(method);
+  const codes = new Set<ErrorCode>();
+  if (pathParams || body || schema.querystring || schema.headers || auth?.scope === 'workspace') codes.add('VALIDATION');
+  if (api) codes.add('UNAUTHENTICATED');
+  if (auth && auth.scope !== 'any') codes.add('FORBIDDEN');
+  if (pathParams) codes.add('NOT_FOUND');
+  if (body) codes.add('PAYLOAD_TOO_LARGE').add('UNSUPPORTED_MEDIA_TYPE');
+  if (api) codes.add('RATE_LIMITED');
+  codes.add('INTERNAL');
+  if (api) codes.add('UNAVAILABLE');
+  if (api && method === 'POST') for (const header of postHeaders) for (const code of header.errors) codes.add(code);
+  for (const code of route.config?.errors ?? []) codes.add(code);
+  return [...codes].sort((a, b) => ERROR_STATUS[a] - ERROR_STATUS[b]);
+}
+
+/** Response schemas of a route's error codes: the Error envelope, described by the codes of each status. */
+export function errorResponses(codes: ErrorCode[]): Record<number, TSchema> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [status, { ...Type.Ref('Error'), description: list.map((c) => `${c}: ${ERROR_MEANINGS[c]}`).join('. ') }]),
+  );
+}
+
+/** A route's header schema with the POST headers added (header names are lower case in Fastify's schemas). */
+function withPostHeaders(headers: TObject | undefined, postHeaders: readonly PostHeader[]): TObject {
+  const added = Object.fromEntries(postHeaders.map((h) => [h.name.toLowerCase(), Type.Optional(h.schema)]));
+  return Type.Object({ ...(headers?.properties ?? {}), ...added });
+}
+
+/**
+ * Fills in what every route of a kind shares, before Fastify compiles the route: its error
+ * responses and, on POSTs under /v1, the POST headers. Routes hidden from the document are left as
+ * they are. Both validation and the OpenAPI document read the result, so they cannot disagree.
+ */
+export function applyConventions(route: RouteOptions, postHeaders: readonly PostHeader[] = POST_HEADERS): void {
+  const schema = route.schema as (Record<string, unknown> & { hide?: boolean; headers?: TObject; response?: Record<string, unknown> }) | undefined;
+  if (!schema || schema.hide) return;
+  const response = { ...errorResponses(routeErrorCodes(route, postHeaders)), ...schema.response };
+  const post = route.url.startsWith('/v1/') && methodOf(route) === 'POST' && postHeaders.length > 0;
+  route.schema = { ...schema, response, ...(post ? { headers: withPostHeaders(schema.headers, postHeaders) } : {}) };
+}
