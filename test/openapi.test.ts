@@ -11,6 +11,7 @@ import { ERROR_STATUS, ErrorBody } from '../src/http/errors.js';
 import { compileValidator } from '../src/http/validation.js';
 import { applyConventions, POST_HEADERS, type PostHeader } from '../src/openapi/conventions.js';
 import { TAGS } from '../src/openapi/document.js';
+import { SDK_TYPES_FILE, sdkTypes } from '../scripts/sdk-types.mjs';
 import { PUBLIC_URL, startTestApp, type TestApp } from './helpers/app.js';
 import { ok } from './helpers/expect.js';
 import { registeredRoutes } from './helpers/routes.js';
@@ -237,6 +238,11 @@ describe('GET /openapi.json', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('is the document the committed SDK types were generated from (else: npm run sdk:generate)', async () => {
+    const committed = readFileSync(SDK_TYPES_FILE, 'utf8');
+    expect((await sdkTypes(doc)) === committed, 'sdk/src/schema.ts is stale: run npm run sdk:generate').toBe(true);
   });
 });
 
