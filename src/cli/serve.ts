@@ -47,7 +47,7 @@ async function ensureDemo(ctx: AppContext): Promise<DemoSet | null> {
 }
 
 function printBanner(config: Config, demo: DemoSet | null): void {
-  const lines = [``, `svc is listening on ${config.publicUrl}`, `OpenAPI document: ${config.publicUrl}/openapi.json`];
+  const lines = [``, `svc is listening on ${config.publicUrl}`, `API reference: ${config.publicUrl}/docs (OpenAPI document: /openapi.json)`];
   if (demo) {
     const [ws] = demo.workspaces;
     const owner = demo.users.find((u) => u.role === 'owner')!;
