@@ -47,7 +47,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     settle(() => checkRequestUrl(request.url), done);
   });
 
-  await registerOpenApi(app, ctx);
+  await registerOpenApi(app, { publicUrl: ctx.config.publicUrl });
 
   registerAuth(app, ctx);
   const unfollow = await ctx.credentials.follow(ctx.db);

@@ -892,6 +892,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {

@@ -30,26 +30,25 @@ export const POST_HEADERS: readonly PostHeader[] = [];
 /** Methods whose requests Fastify reads a body of (so 400 on bad JSON, 413 and 415 apply). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-type RouteFacts = Pick<RouteOptions, 'method' | 'url' | 'schema' | 'config'>;
+type RouteFacts = Pick<RouteOptions, 'method' | 'url' | 'config'>;
 
 const methodOf = (route: RouteFacts) => (Array.isArray(route.method) ? route.method[0] : route.method).toUpperCase();
 
 /**
- * The error codes a route can answer with, derived from what it is: every /v1 route authenticates
- * (401), counts against a rate limit (429) and reads the database (503); one with a permission, a
- * workspace or a user to check can refuse (403); any input can be invalid (400), and a path
- * parameter can name nothing (404); a request body can be too large (413) or not JSON (415). The
- * route's own `config.errors` and the POST headers add theirs.
+ * The error codes a route can answer with, derived from what it is: any request can be malformed
+ * (400: a NUL or bad UTF-8 in its URL, http/url.ts, before any route runs); every /v1 route
+ * authenticates (401), counts against a rate limit (429) and reads the database (503); one with a
+ * permission, a workspace or a user to check can refuse (403); a path parameter can name nothing
+ * (404); a request body can be too large (413) or not JSON (415). The route's own `config.errors`
+ * and the POST headers add theirs.
  */
 export function routeErrorCodes(route: RouteFacts, postHeaders: readonly PostHeader[] = POST_HEADERS): ErrorCode[] {
   const method = methodOf(route);
-  const schema = (route.schema ?? {}) as Record<string, unknown>;
   const auth = route.config?.auth;
   const api = route.url.startsWith('/v1/');
   const pathParams = route.url.includes('/:');
   const body = BODY_METHODS.has(method);
-  const codes = new Set<ErrorCode>();
-  if (pathParams || body || schema.querystring || schema.headers || auth?.scope === 'workspace') codes.add('VALIDATION');
+  const codes = new Set<ErrorCode>(['VALIDATION']);
   if (api) codes.add('UNAUTHENTICATED');
   if (auth && auth.scope !== 'any') codes.add('FORBIDDEN');
   if (pathParams) codes.add('NOT_FOUND');
@@ -78,14 +77,22 @@ function withPostHeaders(headers: TObject | undefined, postHeaders: readonly Pos
 }
 
 /**
- * Fills in what every route of a kind shares, before Fastify compiles the route: its error
- * responses and, on POSTs under /v1, the POST headers. Routes hidden from the document are left as
- * they are. Both validation and the OpenAPI document read the result, so they cannot disagree.
+ * Adds the POST headers to every POST under /v1 as the route is added, before Fastify compiles it,
+ * so validation and the document read the same header schema.
  */
-export function applyConventions(route: RouteOptions, postHeaders: readonly PostHeader[] = POST_HEADERS): void {
-  const schema = route.schema as (Record<string, unknown> & { hide?: boolean; headers?: TObject; response?: Record<string, unknown> }) | undefined;
-  if (!schema || schema.hide) return;
-  const response = { ...errorResponses(routeErrorCodes(route, postHeaders)), ...schema.response };
-  const post = route.url.startsWith('/v1/') && methodOf(route) === 'POST' && postHeaders.length > 0;
-  route.schema = { ...schema, response, ...(post ? { headers: withPostHeaders(schema.headers, postHeaders) } : {}) };
+export function addPostHeaders(route: RouteOptions, postHeaders: readonly PostHeader[] = POST_HEADERS): void {
+  const schema = route.schema as { headers?: TObject } | undefined;
+  if (postHeaders.length === 0 || !route.url.startsWith('/v1/') || methodOf(route) !== 'POST') return;
+  route.schema = { ...schema, headers: withPostHeaders(schema?.headers, postHeaders) };
+}
+
+/**
+ * The route's schema as the document shows it: its error responses added. Only the document needs
+ * them: error bodies come from the one error handler, and leaving them out of the route schemas
+ * spares Fastify compiling a serializer per route and status at every start.
+ */
+export function documentedSchema(route: RouteFacts & { schema?: unknown }, postHeaders: readonly PostHeader[] = POST_HEADERS): Record<string, unknown> | undefined {
+  const schema = route.schema as (Record<string, unknown> & { response?: Record<string, unknown> }) | undefined;
+  if (!schema) return undefined;
+  return { ...schema, response: { ...errorResponses(routeErrorCodes(route, postHeaders)), ...schema.response } };
 }

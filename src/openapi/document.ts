@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { SwaggerOptions } from '@fastify/swagger';
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { documentedSchema, type PostHeader } from './conventions.js';
 import { WEBHOOK_HEADER_PARAMETERS, webhooksSection } from './webhooks.js';
 
 /** The package's name, version and licence: one source for the document's `info`. */
@@ -35,12 +36,15 @@ type Document = Record<string, any> & { paths: Record<string, Record<string, Ope
 const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 const IN_WORKSPACE = '/v1/workspaces/{workspaceId}/';
 
+/** Every operation of the document's paths, with its path. */
+const operationsOf = (doc: Document) => Object.entries(doc.paths).flatMap(([path, methods]) => Object.values(methods).map((op) => ({ path, op })));
+
 /**
  * An operation that exists at both mounts keeps its operationId at `/v1/...`; its twin at
  * `/v1/workspaces/{workspaceId}/...` takes the suffix `InWorkspace`, and says so in its summary.
  */
 function distinguishMounts(doc: Document): void {
-  const ops = Object.entries(doc.paths).flatMap(([path, methods]) => Object.values(methods).map((op) => ({ path, op })));
+  const ops = operationsOf(doc);
   const count = new Map<string, number>();
   for (const { op } of ops) if (op.operationId) count.set(op.operationId, (count.get(op.operationId) ?? 0) + 1);
   for (const { path, op } of ops) {
@@ -56,15 +60,13 @@ function distinguishMounts(doc: Document): void {
  * it is on the wire: an array of the route's names, written comma-separated.
  */
 function expandParameters(doc: Document): void {
-  for (const methods of Object.values(doc.paths)) {
-    for (const op of Object.values(methods)) {
-      for (const param of op.parameters ?? []) {
-        const names = param.schema?.['x-expand'] as string[] | undefined;
-        if (param.in !== 'query' || !names) continue;
-        param.schema = { type: 'array', items: { type: 'string', enum: names }, uniqueItems: true };
-        param.style = 'form';
-        param.explode = false;
-      }
+  for (const { op } of operationsOf(doc)) {
+    for (const param of op.parameters ?? []) {
+      const names = param.schema?.['x-expand'] as string[] | undefined;
+      if (param.in !== 'query' || !names) continue;
+      param.schema = { type: 'array', items: { type: 'string', enum: names }, uniqueItems: true };
+      param.style = 'form';
+      param.explode = false;
     }
   }
 }
@@ -77,19 +79,17 @@ const SUCCESS: Record<string, string> = { '200': 'OK', '201': 'Created' };
  * they apply.
  */
 function responseDetails(doc: Document): void {
-  for (const [path, methods] of Object.entries(doc.paths)) {
-    for (const op of Object.values(methods)) {
-      for (const [status, response] of Object.entries(op.responses)) {
-        if (response.description === 'Default Response' && SUCCESS[status]) response.description = SUCCESS[status];
-        const limited = path.startsWith('/v1/') && (status.startsWith('2') || status === '429');
-        response.headers = {
-          ...response.headers,
-          'Request-Id': header('RequestId'),
-          ...(limited ? { RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimitPolicy') } : {}),
-          ...(status === '429' ? { 'Retry-After': header('RetryAfter') } : {}),
-          ...(status === '401' ? { 'WWW-Authenticate': header('WWWAuthenticate') } : {}),
-        };
-      }
+  for (const { path, op } of operationsOf(doc)) {
+    for (const [status, response] of Object.entries(op.responses)) {
+      if (response.description === 'Default Response' && SUCCESS[status]) response.description = SUCCESS[status];
+      const limited = path.startsWith('/v1/') && (status.startsWith('2') || status === '429');
+      response.headers = {
+        ...response.headers,
+        'Request-Id': header('RequestId'),
+        ...(limited ? { RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimitPolicy') } : {}),
+        ...(status === '429' ? { 'Retry-After': header('RetryAfter') } : {}),
+        ...(status === '401' ? { 'WWW-Authenticate': header('WWWAuthenticate') } : {}),
+      };
     }
   }
 }
@@ -104,8 +104,8 @@ export function completeDocument(doc: Document): Document {
   return doc;
 }
 
-/** @fastify/swagger's options: the document's frame around what the routes declare. */
-export function swaggerOptions(publicUrl: string): SwaggerOptions {
+/** @fastify/swagger's options: the document's frame around what the routes declare, and its conventions. */
+export function swaggerOptions(publicUrl: string, postHeaders: readonly PostHeader[]): FastifyDynamicSwaggerOptions {
   return {
     openapi: {
       openapi: '3.1.0',
@@ -128,6 +128,7 @@ export function swaggerOptions(publicUrl: string): SwaggerOptions {
       security: [{ bearer: [] }],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
+    transform: ({ schema, url, route }) => ({ schema: documentedSchema(route, postHeaders) ?? schema, url }),
     transformObject: (built) => completeDocument((built as { openapiObject: Document }).openapiObject),
   };
 }
