@@ -1,4 +1,4 @@
-import createClient, { type Client, type FetchResponse, type MaybeOptionalInit } from 'openapi-fetch';
+import createClient, { type Client, type FetchResponse, type HeadersOptions, type MaybeOptionalInit } from 'openapi-fetch';
 import { SvcError } from './errors.js';
 import type { paths } from './schema.js';
 import type { Event, Method, PathsOf, SubjectOf } from './types.js';
@@ -80,14 +80,14 @@ export function createSvcClient(options: SvcClientOptions = {}): SvcClient {
     return data;
   };
 
-  async function* paginate(path: string, init?: object): AsyncGenerator<any, void, undefined> {
+  async function* paginate(path: string, init?: { headers?: HeadersOptions }): AsyncGenerator<any, void, undefined> {
     let page: { data: unknown[]; nextPageUrl: string | null } = await request('get', path, init);
     for (;;) {
       yield* page.data;
       if (!page.nextPageUrl) return;
-      // The next page's URL is opaque and complete: requested as it is, with the client's headers.
+      // The next page's URL is opaque and complete: requested as it is, with the same headers.
       const next = new URL(page.nextPageUrl);
-      page = await request('get', next.pathname, { baseUrl: next.origin, querySerializer: () => next.search.slice(1) });
+      page = await request('get', next.pathname, { baseUrl: next.origin, querySerializer: () => next.search.slice(1), headers: init?.headers });
     }
   }
 

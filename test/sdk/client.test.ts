@@ -48,6 +48,13 @@ describe('SDK client', () => {
     expect(requested).toHaveLength(Math.ceil(all.length / 10));
     expect(requested.slice(1).every((url) => new URL(url).searchParams.has('page'))).toBe(true);
 
+    // A call's own headers go with every page: a personal access token's workspace, here.
+    const owner = createSvcClient({ baseUrl: t.base, token: userOf(t.demo, 'owner').token });
+    const pages = owner.paginate('/v1/products', { params: { query: { limit: 10 } }, headers: { 'service-workspace-id': t.demo.workspaces[0].id } });
+    const viaToken: string[] = [];
+    for await (const product of pages) viaToken.push(product.id);
+    expect(viaToken).toEqual(all);
+
     requested.length = 0;
     for await (const product of svc.paginate('/v1/products', { params: { query: { limit: 10 } } })) {
       expect(product.id).toBe(all[0]);
