@@ -20,8 +20,9 @@ try {
   console.warn(`\n*** PostgreSQL is not reachable at ${url}: running the PGlite half of the suite only ***\n`);
 }
 
-// The build is part of the check: a type error fails the suite, and CLI tests run the built `svc`.
-const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+// The build is part of the check: a type error fails the suite (the SDK and its examples included),
+// CLI tests run the built `svc`, and SDK tests run the built SDK's examples.
+const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
 const projects = postgres ? ['--project', 'pglite', '--project', 'postgres'] : ['--project', 'pglite'];

@@ -1,4 +1,3 @@
-import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { registerAuth } from './auth/plugin.js';
@@ -11,6 +10,7 @@ import { settle } from './http/settle.js';
 import { checkRequestUrl } from './http/url.js';
 import { compileValidator } from './http/validation.js';
 import { newId } from './lib/ids.js';
+import { registerOpenApi } from './openapi/plugin.js';
 import { registerHttpMetrics } from './ops/http-metrics.js';
 import { registerOpsRoutes } from './ops/routes.js';
 import { registerRoutes } from './routes.js';
@@ -62,23 +62,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     settle(() => checkRequestUrl(request.url), done);
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'svc API',
-        version: '1.0.0',
-        description: 'Commerce-style API with an event log and signed webhook delivery. See README.md and docs/.',
-      },
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'API key (svc_sk_...) or personal access token (svc_pat_...).' },
-        },
-      },
-      security: [{ bearer: [] }],
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
-  });
+  await registerOpenApi(app, { publicUrl: ctx.config.publicUrl });
 
   registerHttpMetrics(app, ctx.metrics);
   registerAuth(app, ctx);
@@ -86,7 +70,6 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   app.addHook('onClose', async () => unfollow());
   await registerRoutes(app, ctx);
 
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   registerOpsRoutes(app, ctx, { redis: true });
   return app;
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { accountRoutes } from './account/routes.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
 import type { AppContext } from './context.js';
-import { Event } from './events/schemas.js';
+import { EVENT_SCHEMAS } from './events/schemas.js';
 import { eventRoutes } from './events/routes.js';
 import { WORKSPACE_MOUNTS } from './http/mount.js';
 import { notificationRoutes } from './notifications/routes.js';
@@ -16,7 +16,7 @@ import { webhookEndpointRoutes } from './webhooks/endpoints/routes.js';
 /** Every route of the API. Workspace resources are mounted at /v1 and /v1/workspaces/{workspaceId}. */
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.addSchema(Product);
-  app.addSchema(Event);
+  for (const schema of EVENT_SCHEMAS) app.addSchema(schema);
   app.addSchema(WebhookEndpoint);
   app.addSchema(WebhookDelivery);
 

@@ -1,26 +1,54 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Type } from '@sinclair/typebox';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { EVENT_CATALOG } from '../src/events/catalog.js';
+import { registerErrorHandler } from '../src/http/error-handler.js';
+import { ERROR_STATUS, ErrorBody } from '../src/http/errors.js';
+import { compileValidator } from '../src/http/validation.js';
+import { POST_HEADERS, type PostHeader } from '../src/openapi/conventions.js';
+import { TAGS } from '../src/openapi/document.js';
+import { registerOpenApi } from '../src/openapi/plugin.js';
+import { SDK_TYPES_FILE, sdkTypes } from '../scripts/sdk-types.mjs';
+import { PUBLIC_URL, startTestApp, type TestApp } from './helpers/app.js';
 import { ok } from './helpers/expect.js';
 import { OPS_PATHS } from '../src/ops/routes.js';
 import { registeredRoutes } from './helpers/routes.js';
 
+type Parameter = { in: string; name: string; required?: boolean; schema?: Record<string, any>; style?: string; explode?: boolean; $ref?: string };
 type Operation = {
-  parameters?: { in: string; name: string; required?: boolean; schema?: unknown }[];
-  requestBody?: { content: Record<string, { schema: unknown }> };
-  responses: Record<string, { description?: string; content?: Record<string, { schema: Record<string, unknown> }> }>;
+  operationId?: string;
+  tags?: string[];
   summary?: string;
+  parameters?: Parameter[];
+  requestBody?: { content: Record<string, { schema: unknown }> };
+  responses: Record<string, { description?: string; content?: Record<string, { schema: Record<string, unknown> }>; headers?: Record<string, unknown> }>;
+};
+type Doc = {
+  openapi: string;
+  info: { title: string; version: string; license?: { name: string; identifier?: string } };
+  servers: { url: string }[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<string, Record<string, Operation>>;
+  components: Record<string, Record<string, any>>;
+  security: unknown[];
 };
 
-/** Spec 9 and issue 2 item 9: GET /openapi.json is an OpenAPI 3.1 document of every route. */
+/** Spec 9 and issue 20: GET /openapi.json is an OpenAPI 3.1 document of every route that tools can use as it is. */
 describe('GET /openapi.json', () => {
   let t: TestApp;
-  let doc: { openapi: string; info: { title: string; version: string }; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, any>; securitySchemes: Record<string, any> }; security: unknown[] };
+  let doc: Doc;
   const operations = () =>
     Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), op })));
   const resolve = (schema: Record<string, unknown>): Record<string, any> => {
     const ref = schema.$ref as string | undefined;
     return ref ? resolve(doc.components.schemas[ref.replace('#/components/schemas/', '')]) : schema;
   };
+  const errorStatuses = (op: Operation) => Object.keys(op.responses).filter((status) => /^[45]\d\d$/.test(status));
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -28,10 +56,12 @@ describe('GET /openapi.json', () => {
   });
   afterAll(() => t.close());
 
-  it('is an OpenAPI 3.1.0 document with bearer security, served without a credential', () => {
+  it('is an OpenAPI 3.1.0 document with bearer security, its server from SVC_PUBLIC_URL and a licence, served without a credential', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.title).toBeTruthy();
-    expect(doc.info.version).toBeTruthy();
+    expect(doc.info.version).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
+    expect(doc.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(doc.servers).toEqual([{ url: PUBLIC_URL, description: expect.any(String) }]);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.security).toEqual([{ bearer: [] }]);
   });
@@ -40,12 +70,31 @@ describe('GET /openapi.json', () => {
     const registered = registeredRoutes(t.app);
     for (const route of registered) expect(t.app.hasRoute({ method: route.method as 'GET', url: route.path })).toBe(true);
     const served = registered
-      // The document itself and the operational routes (ops/routes.ts) are not part of the API.
-      .filter((r) => r.path !== '/openapi.json' && !OPS_PATHS.includes(r.path))
+      // The document, its reference page and the operational routes (ops/routes.ts) are not part of the API.
+      .filter((r) => !['/openapi.json', '/docs', '/docs/redoc.standalone.js', ...OPS_PATHS].includes(r.path))
       .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`)
       .sort();
     expect(served.length).toBeGreaterThanOrEqual(15);
     expect(operations().map((o) => `${o.method} ${o.path}`).sort()).toEqual(served);
+  });
+
+  it('gives every operation a unique camelCase operationId, a summary and a tag from the declared list', () => {
+    const declared = doc.tags.map((tag) => tag.name);
+    expect(declared).toEqual(TAGS.map((tag) => tag.name));
+    for (const tag of doc.tags) expect(tag.description, tag.name).toBeTruthy();
+    const all = [...operations().map(({ path, method, op }) => ({ at: `${method} ${path}`, op })), ...Object.entries(doc.webhooks).map(([type, ops]) => ({ at: type, op: ops.post }))];
+    for (const { at, op } of all) {
+      expect(op.operationId, at).toMatch(/^[a-z][a-zA-Z0-9]*$/);
+      expect(op.summary, at).toBeTruthy();
+      expect(op.tags, at).toHaveLength(1);
+      expect(declared, at).toContain(op.tags![0]);
+    }
+    const ids = all.map(({ op }) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    // The two mounts of one operation: the workspace-path twin takes a suffix.
+    expect(doc.paths['/v1/products'].get.operationId).toBe('listProducts');
+    expect(doc.paths['/v1/workspaces/{workspaceId}/products'].get.operationId).toBe('listProductsInWorkspace');
+    expect(doc.paths['/v1/workspaces/{workspaceId}/api-keys'].get.operationId).toBe('listApiKeys');
   });
 
   it('declares every path parameter, required', () => {
@@ -61,6 +110,7 @@ describe('GET /openapi.json', () => {
     for (const { path, method, op } of operations()) {
       const success = Object.keys(op.responses).filter((s) => /^2\d\d$/.test(s));
       expect(success, `${method} ${path}`).toHaveLength(1);
+      expect(op.responses[success[0]].description, `${method} ${path}`).not.toBe('Default Response');
       const schema = op.responses[success[0]].content?.['application/json']?.schema;
       expect(schema, `${method} ${path}`).toBeDefined();
       const body = resolve(schema!);
@@ -73,36 +123,90 @@ describe('GET /openapi.json', () => {
     }
     const events = doc.paths['/v1/events'].get.parameters!.filter((p) => p.in === 'query').map((p) => p.name);
     expect(events).toEqual(expect.arrayContaining(['type', 'subjectType', 'subjectId', 'limit', 'page']));
-    const orgs = doc.paths['/v1/organizations'].get.parameters!.filter((p) => p.in === 'query').map((p) => p.name);
-    expect(orgs).toEqual(expect.arrayContaining(['expand', 'limit', 'page']));
   });
 
-  it('declares the request body of writes, and 413 and 415 for them', () => {
+  it('declares on every operation the errors of its kind of route, each as the Error envelope', () => {
+    for (const { path, method, op } of operations()) {
+      const at = `${method} ${path}`;
+      const statuses = errorStatuses(op);
+      const params = (op.parameters ?? []).map((p) => p.name);
+      // Any URL can be malformed (400); every /v1 request is authenticated, counted and reads the database.
+      const expected = ['400', '401', '429', '500', '503'];
+      if (['POST', 'PATCH', 'DELETE'].includes(method)) expected.push('413', '415');
+      if (path.includes('{')) expected.push('404');
+      if (params.includes('service-workspace-id') || path.includes('{workspaceId}')) expected.push('403');
+      if (path === '/v1/notifications') expected.push('403');
+      expect(statuses, at).toEqual(expect.arrayContaining(expected));
+      if (!path.includes('{')) expect(statuses, at).not.toContain('404');
+      if (method === 'GET') expect(statuses, at).not.toContain('415');
+      for (const status of statuses) {
+        const response = op.responses[status];
+        expect(response.content?.['application/json']?.schema, `${at} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+        const codes = Object.entries(ERROR_STATUS).filter(([, s]) => String(s) === status).map(([code]) => code);
+        expect(codes.some((code) => response.description?.includes(`${code}: `)), `${at} ${status}: ${response.description}`).toBe(true);
+        expect(response.headers, `${at} ${status}`).toHaveProperty('Request-Id');
+      }
+      expect(op.responses['429'].headers, at).toHaveProperty('Retry-After');
+      expect(op.responses['401'].headers, at).toHaveProperty('WWW-Authenticate');
+    }
+    // Route-specific errors, declared with the route.
+    for (const path of ['/v1/webhooks/endpoints/{endpointId}/send-test-event', '/v1/webhooks/deliveries/{deliveryId}/replay']) {
+      expect(doc.paths[path].post.responses['409'].description).toContain('ENDPOINT_INACTIVE');
+    }
+    expect(errorStatuses(doc.paths['/v1/me'].get)).toEqual(['400', '401', '429', '500', '503']);
+    const error = doc.components.schemas.Error;
+    expect(error.properties.error.required).toEqual(expect.arrayContaining(['code', 'message', 'requestId']));
+    const codes = error.properties.error.properties.code.anyOf.map((c: { const?: string; enum?: string[] }) => c.const ?? c.enum?.[0]);
+    expect(codes.sort()).toEqual(Object.keys(ERROR_STATUS).sort());
+  });
+
+  it('declares the request body of writes', () => {
     for (const [method, path] of [
       ['post', '/v1/products'],
       ['patch', '/v1/products/{productId}'],
       ['post', '/v1/workspaces/{workspaceId}/api-keys'],
+      ['post', '/v1/webhooks/endpoints'],
     ]) {
-      const op = doc.paths[path][method];
-      expect(op.requestBody?.content['application/json'].schema, `${method} ${path}`).toBeDefined();
-      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['413', '415']));
+      expect(doc.paths[path][method].requestBody?.content['application/json'].schema, `${method} ${path}`).toBeDefined();
     }
   });
 
-  it('declares the error responses with the Error schema on every operation', () => {
-    for (const { path, method, op } of operations()) {
-      const errors = Object.entries(op.responses).filter(([status]) => /^[45]\d\d$/.test(status));
-      const statuses = errors.map(([status]) => status);
-      expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(['400', '401', '403', '404', '500']));
-      for (const [status, response] of errors) {
-        expect(response.content?.['application/json']?.schema, `${method} ${path} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
-        expect(response.description, `${method} ${path} ${status}`).toBeTruthy();
-      }
+  it('types events by the catalog: an EventType enum, one payload schema per type and the Event union of them', () => {
+    const types = EVENT_CATALOG.map((e) => e.type);
+    expect(doc.components.schemas.EventType.enum).toEqual(types);
+    const union = doc.components.schemas.Event;
+    expect(union.discriminator.propertyName).toBe('type');
+    const variants = union.anyOf.map((ref: { $ref: string }) => resolve(ref));
+    expect(variants.map((v: any) => v.properties.type.enum)).toEqual(types.map((type) => [type]));
+    for (const [i, { subject }] of EVENT_CATALOG.entries()) {
+      if (subject) expect(variants[i].properties.subject.properties.type.enum).toEqual([subject]);
+      else expect(variants[i].properties.subject).toBeUndefined();
+      expect(variants[i].required).toEqual(expect.arrayContaining(['id', 'type', 'created', ...(subject ? ['subject'] : [])]));
     }
-    const error = doc.components.schemas.Error;
-    expect(error.properties.error.required).toEqual(expect.arrayContaining(['code', 'message', 'requestId']));
-    const codes = error.properties.error.properties.code.anyOf.map((c: { const?: string; enum?: string[] }) => c.const ?? c.enum?.[0]);
-    expect(codes).toEqual(expect.arrayContaining(['VALIDATION', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'INTERNAL', 'UNAVAILABLE']));
+    expect(resolve(doc.paths['/v1/events/{eventId}'].get.responses['200'].content!['application/json'].schema)).toBe(union);
+    const catalog = resolve(doc.paths['/v1/webhooks/endpoints/event-types'].get.responses['200'].content!['application/json'].schema);
+    expect(catalog.properties.data.items.properties.type).toEqual({ $ref: '#/components/schemas/EventType' });
+  });
+
+  it('has a webhooks entry per catalog type: its payload and the three Standard Webhooks headers', () => {
+    expect(Object.keys(doc.webhooks)).toEqual(EVENT_CATALOG.map((e) => e.type));
+    for (const [type, { post }] of Object.entries(doc.webhooks)) {
+      const schema = post.requestBody!.content['application/json'].schema as { $ref: string };
+      expect(resolve(schema).properties.type.enum, type).toEqual([type]);
+      const headers = post.parameters!.map((p) => doc.components.parameters[p.$ref!.split('/').pop()!]);
+      expect(headers.map((h) => [h.name, h.in, h.required])).toEqual([
+        ['webhook-id', 'header', true],
+        ['webhook-timestamp', 'header', true],
+        ['webhook-signature', 'header', true],
+      ]);
+      expect(Object.keys(post.responses)).toEqual(['2XX', 'default']);
+    }
+  });
+
+  it('documents expand as an array of the names it offers, written comma-separated', () => {
+    const expand = doc.paths['/v1/organizations'].get.parameters!.find((p) => p.name === 'expand')!;
+    expect(expand).toMatchObject({ in: 'query', style: 'form', explode: false, schema: { type: 'array', items: { type: 'string', enum: ['workspaces'] } } });
+    expect(JSON.stringify(doc)).not.toContain('x-expand');
   });
 
   it('has no reference that does not resolve', () => {
@@ -116,8 +220,75 @@ describe('GET /openapi.json', () => {
     walk(doc);
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of refs) {
-      expect(ref).toMatch(/^#\/components\/schemas\//);
-      expect(doc.components.schemas[ref.slice('#/components/schemas/'.length)], ref).toBeDefined();
+      const [, kind, name] = /^#\/components\/(\w+)\/([\w.-]+)$/.exec(ref) ?? [];
+      expect(doc.components[kind]?.[name], ref).toBeDefined();
+    }
+  });
+
+  it('passes `redocly lint` with the recommended rules, offline: no error, no warning', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-openapi-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      writeFileSync(file, JSON.stringify(doc));
+      // redocly.yaml: recommended rules, telemetry off.
+      const lint = spawnSync(process.execPath, ['node_modules/@redocly/cli/bin/cli.js', 'lint', file, '--config', 'redocly.yaml', '--format', 'json'], {
+        encoding: 'utf8',
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      });
+      const report = JSON.parse(lint.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+      expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
+      expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+      expect(lint.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is the document the committed SDK types were generated from (else: npm run sdk:generate)', async () => {
+    const committed = readFileSync(SDK_TYPES_FILE, 'utf8');
+    expect((await sdkTypes(doc)) === committed, 'sdk/src/schema.ts is stale: run npm run sdk:generate').toBe(true);
+  });
+});
+
+describe('route conventions', () => {
+  // What switching on a header for every POST does (idempotency keys will be the first).
+  const header: PostHeader = { name: 'X-Example-Key', schema: Type.String({ minLength: 1, maxLength: 8 }), errors: ['ENDPOINT_INACTIVE'] };
+
+  it('honours no POST header yet, so documents none', () => {
+    expect(POST_HEADERS).toEqual([]);
+  });
+
+  it('adds a POST header to every POST under /v1 only: validated, documented, with its errors', async () => {
+    const app = Fastify();
+    app.setValidatorCompiler(compileValidator);
+    registerErrorHandler(app);
+    app.addSchema(ErrorBody);
+    await registerOpenApi(app, { publicUrl: 'http://127.0.0.1:9', postHeaders: [header] });
+    const response = { 201: Type.Object({ ok: Type.Boolean() }) };
+    const schema = (operationId: string) => ({ operationId, tags: ['Products'], summary: operationId, response });
+    app.post('/v1/things', { schema: schema('createThing') }, async (_request, reply) => reply.status(201).send({ ok: true }));
+    app.get('/v1/things', { schema: schema('listThings') }, async (_request, reply) => reply.status(201).send({ ok: true }));
+    app.post('/elsewhere', { schema: schema('createElsewhere') }, async (_request, reply) => reply.status(201).send({ ok: true }));
+    try {
+      const post = (url: string, key?: string) => app.inject({ method: 'POST', url, headers: key === undefined ? {} : { 'x-example-key': key } });
+      expect((await post('/v1/things', 'k1')).statusCode).toBe(201);
+      expect((await post('/v1/things')).statusCode).toBe(201);
+      const refused = await post('/v1/things', 'much too long');
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json().error).toMatchObject({ code: 'VALIDATION', message: expect.stringContaining('x-example-key') });
+      expect((await post('/elsewhere', 'much too long')).statusCode).toBe(201);
+      expect((await app.inject({ method: 'GET', url: '/v1/things', headers: { 'x-example-key': 'much too long' } })).statusCode).toBe(201);
+
+      const paths = (app.swagger() as unknown as Doc).paths;
+      const headers = (op: Operation) => (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
+      expect(headers(paths['/v1/things'].post)).toEqual(['x-example-key']);
+      expect(Object.keys(paths['/v1/things'].post.responses)).toEqual(['201', '400', '401', '409', '413', '415', '429', '500', '503']);
+      expect(headers(paths['/v1/things'].get)).toEqual([]);
+      expect(Object.keys(paths['/v1/things'].get.responses)).toEqual(['201', '400', '401', '429', '500', '503']);
+      expect(headers(paths['/elsewhere'].post)).toEqual([]);
+      expect(Object.keys(paths['/elsewhere'].post.responses)).toEqual(['201', '400', '413', '415', '500']);
+    } finally {
+      await app.close();
     }
   });
 });

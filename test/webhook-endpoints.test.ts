@@ -41,6 +41,7 @@ describe('webhook endpoints', () => {
       subscribedEvents: ['product.created', 'product.*'],
       active: true,
       disabledReason: null,
+      rateLimit: null,
       createdAt: clock.now().toISOString(),
       updatedAt: clock.now().toISOString(),
       secret: expect.stringMatching(SECRET),

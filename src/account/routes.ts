@@ -1,8 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { errorResponses } from '../http/errors.js';
-import { parseExpand } from '../http/expand.js';
+import { ExpandParam, parseExpand } from '../http/expand.js';
 import { ListOf, refusePage, wholeList } from '../http/list.js';
 import { PageQuery } from '../http/pagination.js';
 import { toIso } from '../lib/iso.js';
@@ -44,15 +43,13 @@ const Me = Type.Object({
 });
 
 const SmallListQuery = Type.Object(PageQuery, { additionalProperties: false });
-const OrgListQuery = Type.Object(
-  { ...PageQuery, expand: Type.Optional(Type.String({ maxLength: 200, description: 'Comma-separated: workspaces.' })) },
-  { additionalProperties: false },
-);
+const ORG_EXPAND = ['workspaces'] as const;
+const OrgListQuery = Type.Object({ ...PageQuery, expand: ExpandParam(ORG_EXPAND) }, { additionalProperties: false });
 
 export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get('/me', {
     config: { auth: any },
-    schema: { tags: ['Account'], summary: 'The calling user and credential', response: { 200: Me, ...errorResponses() } },
+    schema: { tags: ['Account'], operationId: 'getMe', summary: 'The calling user and credential', response: { 200: Me } },
     handler: async (request) => {
       const p = request.principal!;
       const user = p.kind === 'pat' ? await findUser(ctx.db, p.userId) : null;
@@ -72,12 +69,13 @@ export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { auth: any },
     schema: {
       tags: ['Account'],
+      operationId: 'listOrganizations',
       summary: 'Organizations of the caller (a small set: both page URLs null)',
       querystring: OrgListQuery,
-      response: { 200: ListOf(Organization, 'Every organization of the caller.'), ...errorResponses() },
+      response: { 200: ListOf(Organization, 'Every organization of the caller.') },
     },
     handler: async (request) => {
-      const expand = parseExpand(request.query.expand, ['workspaces']);
+      const expand = parseExpand(request.query.expand, ORG_EXPAND);
       refusePage(request.query.page);
       const principal = request.principal!;
       const orgs = await listOrganizations(ctx.db, principal);
@@ -95,9 +93,10 @@ export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { auth: any },
     schema: {
       tags: ['Account'],
+      operationId: 'listWorkspaces',
       summary: 'Workspaces of the caller (a small set: both page URLs null)',
       querystring: SmallListQuery,
-      response: { 200: ListOf(Workspace, 'Every workspace the caller can act in.'), ...errorResponses() },
+      response: { 200: ListOf(Workspace, 'Every workspace the caller can act in.') },
     },
     handler: async (request) => {
       refusePage(request.query.page);

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { errorResponses, notFound } from '../http/errors.js';
+import { notFound } from '../http/errors.js';
 import { ListOf, pageUrls, requestCursor } from '../http/list.js';
 import { IdParam, type Mount } from '../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
@@ -40,7 +40,14 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount
 
   app.get<{ Querystring: Static<typeof ListQuery> }>('/api-keys', {
     config: { auth: manage },
-    schema: { ...common, summary: 'List API keys of the workspace', params: mount.params(), querystring: ListQuery, response: { 200: ListOf(ApiKey, 'API keys, newest first.'), ...errorResponses() } },
+    schema: {
+      ...common,
+      operationId: 'listApiKeys',
+      summary: 'List API keys of the workspace',
+      params: mount.params(),
+      querystring: ListQuery,
+      response: { 200: ListOf(ApiKey, 'API keys, newest first.') },
+    },
     handler: async (request) => {
       const { limit = DEFAULT_LIMIT, page } = request.query;
       const workspaceId = request.workspace!.id;
@@ -52,7 +59,14 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount
 
   app.post<{ Body: Static<typeof ApiKeyCreate> }>('/api-keys', {
     config: { auth: manage },
-    schema: { ...common, summary: 'Create an API key (the key is returned once)', params: mount.params(), body: ApiKeyCreate, response: { 201: CreatedApiKey, ...errorResponses(413, 415) } },
+    schema: {
+      ...common,
+      operationId: 'createApiKey',
+      summary: 'Create an API key (the key is returned once)',
+      params: mount.params(),
+      body: ApiKeyCreate,
+      response: { 201: CreatedApiKey },
+    },
     handler: async (request, reply) => {
       const { name, test = false, rateLimit = null } = request.body;
       const { row, key } = await createApiKey(ctx.db, { workspaceId: request.workspace!.id, name, test, rateLimit }, ctx.clock.now());
@@ -62,7 +76,13 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount
 
   app.delete<{ Params: { keyId: string } }>('/api-keys/:keyId', {
     config: { auth: manage },
-    schema: { ...common, summary: 'Revoke an API key, effective immediately', params: mount.params({ keyId: IdParam('API key id (key_...).') }), response: { 200: ApiKey, ...errorResponses() } },
+    schema: {
+      ...common,
+      operationId: 'revokeApiKey',
+      summary: 'Revoke an API key, effective immediately',
+      params: mount.params({ keyId: IdParam('API key id (key_...).') }),
+      response: { 200: ApiKey },
+    },
     handler: async (request) => {
       const { keyId } = request.params;
       const row = isId('key', keyId) ? await revokeApiKey(ctx.db, request.workspace!.id, keyId, ctx.clock.now()) : null;

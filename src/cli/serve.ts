@@ -80,7 +80,7 @@ async function ensureDemo(ctx: AppContext): Promise<DemoSet | null> {
 }
 
 function printBanner(config: Config, demo: DemoSet | null): void {
-  const lines = [``, `svc is listening on ${config.publicUrl}`, `OpenAPI document: ${config.publicUrl}/openapi.json`];
+  const lines = [``, `svc is listening on ${config.publicUrl}`, `API reference: ${config.publicUrl}/docs (OpenAPI document: /openapi.json)`];
   if (demo) {
     // The credentials file was written at the first start; the address is this start's.
     lines.push(``, ...demoSummary(demo), `All demo credentials: ${join(config.dataDir, 'demo.json')}`, ``, tryLine(demo, config.publicUrl));

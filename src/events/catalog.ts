@@ -1,12 +1,20 @@
-/** Every event type the service emits: the catalog webhook subscriptions are checked against. */
+/**
+ * Every event type the service emits: the catalog webhook subscriptions are checked against, and the
+ * source of the event schemas and the `webhooks` section of the OpenAPI document. `subject` is the
+ * `subject.type` of the type's events (null: the event has no subject).
+ */
 export const EVENT_CATALOG = [
-  { type: 'product.created', description: 'A product was created.' },
-  { type: 'product.updated', description: 'A product was updated.' },
-  { type: 'product.deleted', description: 'A product was deleted; fetching it now returns 404.' },
-  { type: 'webhook.endpoint.auto_disabled', description: 'A webhook endpoint was disabled after 5 consecutive failed deliveries.' },
-  { type: 'webhook.ping', description: 'A test event sent by send-test-event; it has no subject.' },
-] as const;
+  { type: 'product.created', subject: 'product', description: 'A product was created.' },
+  { type: 'product.updated', subject: 'product', description: 'A product was updated.' },
+  { type: 'product.deleted', subject: 'product', description: 'A product was deleted; fetching it now returns 404.' },
+  {
+    type: 'webhook.endpoint.auto_disabled',
+    subject: 'webhook_endpoint',
+    description: 'A webhook endpoint was disabled after 5 consecutive failed deliveries.',
+  },
+  { type: 'webhook.ping', subject: null, description: 'A test event sent by send-test-event; it has no subject.' },
+] as const satisfies readonly { type: string; subject: string | null; description: string }[];
 
 export type EventType = (typeof EVENT_CATALOG)[number]['type'];
 
-export const EVENT_TYPES: readonly string[] = EVENT_CATALOG.map((e) => e.type);
+export const EVENT_TYPES: readonly EventType[] = EVENT_CATALOG.map((e) => e.type);

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { sendCoalesced } from '../http/coalesce.js';
-import { errorResponses, notFound, validation } from '../http/errors.js';
+import { notFound, validation } from '../http/errors.js';
 import { pageJson, pageUrls, requestCursor } from '../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
 import { DEFAULT_LIMIT } from '../http/pagination.js';
@@ -17,11 +17,12 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount)
     config: { auth: read },
     schema: {
       tags: ['Events'],
+      operationId: 'listEvents',
       summary: 'List events, newest first',
       params: mount.params(),
       headers: WorkspaceHeader,
       querystring: EventListQuery,
-      response: { 200: EventList, ...errorResponses() },
+      response: { 200: EventList },
     },
     handler: async (request, reply) => {
       const { limit = DEFAULT_LIMIT, page, type, subjectType, subjectId } = request.query;
@@ -43,10 +44,11 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount)
     config: { auth: read },
     schema: {
       tags: ['Events'],
+      operationId: 'getEvent',
       summary: 'Retrieve an event, byte-identical to the webhook body',
       params: mount.params({ eventId: IdParam('Event id (evt_...).') }),
       headers: WorkspaceHeader,
-      response: { 200: Type.Ref('Event'), ...errorResponses() },
+      response: { 200: Type.Ref('Event') },
     },
     handler: async (request, reply) => {
       const { eventId } = request.params;

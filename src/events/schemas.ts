@@ -1,7 +1,7 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TObject } from '@sinclair/typebox';
 import { ListOf } from '../http/list.js';
 import { PageQuery } from '../http/pagination.js';
-import { EVENT_TYPES, type EventType } from './catalog.js';
+import { EVENT_CATALOG, EVENT_TYPES, type EventType } from './catalog.js';
 
 /**
  * A filter on one event type of the catalog (catalog.ts, its single source): a type outside it is
@@ -9,21 +9,55 @@ import { EVENT_TYPES, type EventType } from './catalog.js';
  */
 export const EventTypeFilter = (description: string) => Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT_TYPES], description });
 
-export const Event = Type.Object(
-  {
-    id: Type.String({ description: 'evt_...' }),
-    type: Type.String({ description: 'Event type, e.g. product.created.' }),
-    created: Type.String({ format: 'date-time', description: 'Time of emission (ISO 8601, UTC, milliseconds).' }),
-    subject: Type.Optional(
-      Type.Object({
-        id: Type.String(),
-        type: Type.String({ description: 'e.g. product' }),
-        url: Type.String({ description: 'Path of the resource retrieve endpoint, e.g. /v1/products/{id}.' }),
-      }),
-    ),
-  },
-  { $id: 'Event', description: 'An event. The body is byte-identical to the one POSTed to webhook endpoints.' },
+/** `product.created` → `ProductCreatedEvent`: the name of a type's payload schema. */
+export function eventSchemaName(type: string): string {
+  return type.split(/[._]/).map((word) => word[0].toUpperCase() + word.slice(1)).join('') + 'Event';
+}
+
+export const EventTypeName = Type.Unsafe<EventType>({
+  type: 'string',
+  enum: [...EVENT_TYPES],
+  $id: 'EventType',
+  description: 'A type of the event catalog (GET /v1/webhooks/endpoints/event-types).',
+});
+
+const Subject = (type: string) =>
+  Type.Object(
+    {
+      id: Type.String({ description: 'Id of the resource.' }),
+      type: Type.Literal(type),
+      url: Type.String({ description: 'Path of the resource: fetch it for its current state (404 once it is deleted).' }),
+    },
+    { description: 'The resource the event is about.' },
+  );
+
+/** One payload schema per catalog type, so each type's `type` and `subject.type` are constants. */
+export const EVENT_VARIANTS: TObject[] = EVENT_CATALOG.map(({ type, subject, description }) =>
+  Type.Object(
+    {
+      id: Type.String({ description: 'evt_...' }),
+      type: Type.Literal(type),
+      created: Type.String({ format: 'date-time', description: 'Time of emission (ISO 8601, UTC, milliseconds).' }),
+      ...(subject ? { subject: Subject(subject) } : {}),
+    },
+    { $id: eventSchemaName(type), title: type, description },
+  ),
 );
+
+export const Event = Type.Union(
+  EVENT_VARIANTS.map((variant) => Type.Ref(variant.$id!)),
+  {
+    $id: 'Event',
+    description: 'An event, one of the catalog types. The body is byte-identical to the one POSTed to webhook endpoints.',
+    discriminator: {
+      propertyName: 'type',
+      mapping: Object.fromEntries(EVENT_CATALOG.map(({ type }) => [type, `#/components/schemas/${eventSchemaName(type)}`])),
+    },
+  },
+);
+
+/** Shared schemas of events, for the app to register (their names are the document's component names). */
+export const EVENT_SCHEMAS = [EventTypeName, ...EVENT_VARIANTS, Event];
 
 export const EventList = ListOf(Type.Ref('Event'), 'Events of the workspace, newest first.');
 

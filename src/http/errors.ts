@@ -49,23 +49,16 @@ export const ErrorBody = Type.Object(
   { $id: 'Error', description: 'The error envelope of every 4xx and 5xx response.' },
 );
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'VALIDATION: the request is malformed or fails validation',
-  401: 'UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential',
-  403: 'FORBIDDEN: the credential lacks the permission or the workspace',
-  404: 'NOT_FOUND: no such resource in this workspace',
-  409: 'ENDPOINT_INACTIVE: the webhook endpoint is not active',
-  413: 'PAYLOAD_TOO_LARGE: the request body is over the limit',
-  415: 'UNSUPPORTED_MEDIA_TYPE: the request body is not application/json',
-  429: 'RATE_LIMITED: over the credential\'s rate limit; see Retry-After',
-  500: 'INTERNAL: unexpected fault',
-  503: 'UNAVAILABLE: the store is unreachable',
+/** What each code means: the descriptions of the OpenAPI document's error responses. */
+export const ERROR_MEANINGS: Record<ErrorCode, string> = {
+  VALIDATION: 'the request is malformed or fails validation; `details` names each field',
+  UNAUTHENTICATED: 'missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer)',
+  FORBIDDEN: 'the credential lacks the permission, the workspace membership or the kind this operation needs',
+  NOT_FOUND: 'no such resource in this workspace (ids of other workspaces are not found either)',
+  ENDPOINT_INACTIVE: 'the webhook endpoint is paused, auto-disabled or deleted; re-enable it first',
+  PAYLOAD_TOO_LARGE: 'the request body is over the limit (SVC_BODY_LIMIT)',
+  UNSUPPORTED_MEDIA_TYPE: 'a request body that is not application/json',
+  RATE_LIMITED: "over the credential's rate limit, or too many failed authentications from one address; see Retry-After",
+  INTERNAL: 'an unexpected fault; the message never tells more, the Request-Id finds it in the log',
+  UNAVAILABLE: 'the database is unreachable; retry later',
 };
-
-/** Error responses for a route's schema: the common ones plus any the route adds. */
-export function errorResponses(...extra: number[]): Record<number, unknown> {
-  const statuses = [400, 401, 403, 404, 429, 500, ...extra];
-  return Object.fromEntries(
-    statuses.map((s) => [s, { ...Type.Ref('Error'), description: ERROR_DESCRIPTIONS[s] }]),
-  );
-}

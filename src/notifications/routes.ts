@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { errorResponses, forbidden } from '../http/errors.js';
+import { forbidden } from '../http/errors.js';
 import { ListOf, pageUrls, requestCursor } from '../http/list.js';
 import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
 import { listNotifications, toView } from './store.js';
@@ -29,9 +29,10 @@ export function notificationRoutes(app: FastifyInstance, ctx: AppContext): void 
     config: { auth: user },
     schema: {
       tags: ['Notifications'],
+      operationId: 'listNotifications',
       summary: "The calling token's user's notifications, in every workspace, newest first (personal access tokens only)",
       querystring: ListQuery,
-      response: { 200: ListOf(Notification, 'Notifications of the user, newest first.'), ...errorResponses() },
+      response: { 200: ListOf(Notification, 'Notifications of the user, newest first.') },
     },
     handler: async (request) => {
       const { limit = DEFAULT_LIMIT, page } = request.query;

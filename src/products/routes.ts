@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { sendCoalesced } from '../http/coalesce.js';
-import { errorResponses, notFound, validation } from '../http/errors.js';
+import { notFound, validation } from '../http/errors.js';
 import { pageJson, pageUrls, requestCursor } from '../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
@@ -28,7 +28,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
 
   app.post<{ Body: Static<typeof ProductCreate> }>('/products', {
     config: { auth: write },
-    schema: { ...common, summary: 'Create a product', params: mount.params(), body: ProductCreate, response: { 201: Type.Ref('Product'), ...errorResponses(413, 415) } },
+    schema: { ...common, operationId: 'createProduct', summary: 'Create a product', params: mount.params(), body: ProductCreate, response: { 201: Type.Ref('Product') } },
     handler: async (request, reply) => {
       checkCurrency(request.body.price);
       const workspaceId = request.workspace!.id;
@@ -40,7 +40,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
 
   app.get<{ Querystring: Static<typeof ListQuery> }>('/products', {
     config: { auth: read },
-    schema: { ...common, summary: 'List products, newest first', params: mount.params(), querystring: ListQuery, response: { 200: ProductList, ...errorResponses() } },
+    schema: { ...common, operationId: 'listProducts', summary: 'List products, newest first', params: mount.params(), querystring: ListQuery, response: { 200: ProductList } },
     handler: async (request, reply) => {
       const { limit = DEFAULT_LIMIT, page } = request.query;
       const workspaceId = request.workspace!.id;
@@ -55,7 +55,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
 
   app.get<{ Params: { productId: string } }>('/products/:productId', {
     config: { auth: read },
-    schema: { ...common, summary: 'Retrieve a product (404 once deleted)', params: productParams, response: { 200: Type.Ref('Product'), ...errorResponses() } },
+    schema: { ...common, operationId: 'getProduct', summary: 'Retrieve a product (404 once deleted)', params: productParams, response: { 200: Type.Ref('Product') } },
     handler: async (request) => {
       const { productId } = request.params;
       const row = isId('prd', productId) ? await findProduct(ctx.db, request.workspace!.id, productId) : null;
@@ -66,7 +66,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
 
   app.patch<{ Params: { productId: string }; Body: Static<typeof ProductUpdate> }>('/products/:productId', {
     config: { auth: write },
-    schema: { ...common, summary: 'Update a product', params: productParams, body: ProductUpdate, response: { 200: Type.Ref('Product'), ...errorResponses(413, 415) } },
+    schema: { ...common, operationId: 'updateProduct', summary: 'Update a product', params: productParams, body: ProductUpdate, response: { 200: Type.Ref('Product') } },
     handler: async (request) => {
       const { productId } = request.params;
       if (!isId('prd', productId)) throw notFound('product');
@@ -86,7 +86,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
 
   app.delete<{ Params: { productId: string } }>('/products/:productId', {
     config: { auth: write },
-    schema: { ...common, summary: 'Delete a product; its events stay readable', params: productParams, response: { 200: Deleted, ...errorResponses() } },
+    schema: { ...common, operationId: 'deleteProduct', summary: 'Delete a product; its events stay readable', params: productParams, response: { 200: Deleted } },
     handler: async (request) => {
       const { productId } = request.params;
       if (!isId('prd', productId)) throw notFound('product');

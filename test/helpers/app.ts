@@ -8,6 +8,7 @@ import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
 import type { RateLimitStore } from '../../src/ratelimit/store.js';
 import { createContext } from '../../src/runtime.js';
 import { openTestDb, type TestDb } from './db.js';
+import { documentedStatusCheck } from './documented.js';
 
 export const PUBLIC_URL = 'http://api.test';
 
@@ -17,7 +18,7 @@ export interface TestApp {
   testDb: TestDb;
   demo: DemoSet;
   clock: Clock;
-  /** `app.inject` with a bearer credential; `body` objects are sent as JSON. */
+  /** `app.inject` with a bearer credential; `body` objects are sent as JSON. Fails when the status is not documented. */
   call(token: string | null, method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
@@ -39,19 +40,23 @@ export async function startTestApp(
   const ctx = createContext(testConfig(options.config), testDb.db, options.masterKey ?? randomBytes(32), clock, { rateLimits: options.rateLimits });
   const app = await buildApp(ctx, { logger: options.logger });
   const demo = await createDemo(testDb.db, PUBLIC_URL, clock.now());
+  const checkDocumented = documentedStatusCheck(app);
   return {
     app,
     ctx,
     testDb,
     demo,
     clock,
-    call: (token, method, url, body, headers = {}) =>
-      app.inject({
+    call: async (token, method, url, body, headers = {}) => {
+      const res = await app.inject({
         method,
         url,
         headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
         ...(body === undefined ? {} : { payload: body as InjectOptions['payload'] }),
-      }),
+      });
+      checkDocumented(String(method), url, res.statusCode);
+      return res;
+    },
     close: async () => {
       await app.close();
       await ctx.rateLimits.close();

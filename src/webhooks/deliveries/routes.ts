@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { errorResponses, notFound, validation } from '../../http/errors.js';
+import { notFound, validation } from '../../http/errors.js';
 import { pageUrls, requestCursor } from '../../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { DEFAULT_LIMIT } from '../../http/pagination.js';
@@ -48,10 +48,11 @@ export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mou
     config: { auth: read },
     schema: {
       ...common,
+      operationId: 'listWebhookDeliveries',
       summary: 'List webhook deliveries, newest first, with filters',
       params: mount.params(),
       querystring: DeliveryListQuery,
-      response: { 200: DeliveryList, ...errorResponses() },
+      response: { 200: DeliveryList },
     },
     handler: async (request) => {
       const { limit = DEFAULT_LIMIT, page, endpointId, status, eventType, createdGte, createdLte } = request.query;
@@ -68,9 +69,10 @@ export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mou
     config: { auth: read },
     schema: {
       ...common,
+      operationId: 'getWebhookDelivery',
       summary: 'Retrieve a delivery with its request and last response',
       params: deliveryParams,
-      response: { 200: WebhookDeliveryDetail, ...errorResponses() },
+      response: { 200: WebhookDeliveryDetail },
     },
     handler: async (request) => {
       const { deliveryId } = request.params;
@@ -81,12 +83,13 @@ export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mou
   });
 
   app.post<DeliveryParams>('/webhooks/deliveries/:deliveryId/replay', {
-    config: { auth: write },
+    config: { auth: write, errors: ['ENDPOINT_INACTIVE'] },
     schema: {
       ...common,
+      operationId: 'replayWebhookDelivery',
       summary: 'Queue a new delivery with the same body (409 when the endpoint is not active)',
       params: deliveryParams,
-      response: { 201: Replayed, ...errorResponses(409) },
+      response: { 201: Replayed },
     },
     handler: async (request, reply) => {
       const { deliveryId } = request.params;

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { EVENT_CATALOG } from '../../events/catalog.js';
-import { errorResponses, notFound } from '../../http/errors.js';
+import { notFound } from '../../http/errors.js';
 import { pageUrls, refusePage, requestCursor, wholeList } from '../../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../../http/pagination.js';
@@ -46,10 +46,11 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     config: { auth: write },
     schema: {
       ...common,
+      operationId: 'createWebhookEndpoint',
       summary: 'Create a webhook endpoint (the signing secret is returned once)',
       params: mount.params(),
       body: EndpointCreate,
-      response: { 201: CreatedWebhookEndpoint, ...errorResponses(413, 415) },
+      response: { 201: CreatedWebhookEndpoint },
     },
     handler: async (request, reply) => {
       const { url, subscribedEvents, description, rateLimit } = request.body;
@@ -67,7 +68,14 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
 
   app.get<{ Querystring: Static<typeof EndpointListQuery> }>('/webhooks/endpoints', {
     config: { auth: read },
-    schema: { ...common, summary: 'List webhook endpoints, newest first', params: mount.params(), querystring: EndpointListQuery, response: { 200: EndpointList, ...errorResponses() } },
+    schema: {
+      ...common,
+      operationId: 'listWebhookEndpoints',
+      summary: 'List webhook endpoints, newest first',
+      params: mount.params(),
+      querystring: EndpointListQuery,
+      response: { 200: EndpointList },
+    },
     handler: async (request) => {
       const { limit = DEFAULT_LIMIT, page } = request.query;
       const workspaceId = request.workspace!.id;
@@ -82,10 +90,11 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     config: { auth: read },
     schema: {
       ...common,
+      operationId: 'listEventTypes',
       summary: 'The catalog of event types valid in subscribedEvents (a small set: both page URLs null)',
       params: mount.params(),
       querystring: SmallListQuery,
-      response: { 200: EventTypeList, ...errorResponses() },
+      response: { 200: EventTypeList },
     },
     handler: async (request) => {
       refusePage(request.query.page);
@@ -95,7 +104,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
 
   app.get<EndpointParams>('/webhooks/endpoints/:endpointId', {
     config: { auth: read },
-    schema: { ...common, summary: 'Retrieve a webhook endpoint (without its secret)', params: endpointParams, response: { 200: Endpoint, ...errorResponses() } },
+    schema: { ...common, operationId: 'getWebhookEndpoint', summary: 'Retrieve a webhook endpoint (without its secret)', params: endpointParams, response: { 200: Endpoint } },
     handler: async (request) => {
       const row = await findEndpoint(ctx.db, request.workspace!.id, endpointIdOf(request.params));
       if (!row) throw notFound('webhook endpoint');
@@ -107,10 +116,11 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     config: { auth: write },
     schema: {
       ...common,
+      operationId: 'updateWebhookEndpoint',
       summary: 'Update a webhook endpoint; active false pauses it, active true re-enables it',
       params: endpointParams,
       body: EndpointUpdate,
-      response: { 200: Endpoint, ...errorResponses(413, 415) },
+      response: { 200: Endpoint },
     },
     handler: async (request) => {
       const id = endpointIdOf(request.params);
@@ -137,9 +147,10 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     config: { auth: write },
     schema: {
       ...common,
+      operationId: 'deleteWebhookEndpoint',
       summary: 'Delete a webhook endpoint; queued deliveries become disabled, the delivery history stays',
       params: endpointParams,
-      response: { 200: EndpointDeleted, ...errorResponses() },
+      response: { 200: EndpointDeleted },
     },
     handler: async (request) => {
       const id = endpointIdOf(request.params);
@@ -157,9 +168,10 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     config: { auth: write },
     schema: {
       ...common,
+      operationId: 'rotateWebhookEndpointSecret',
       summary: 'Issue a new signing secret; the previous one keeps signing for 24 hours',
       params: endpointParams,
-      response: { 200: RotatedSecret, ...errorResponses() },
+      response: { 200: RotatedSecret },
     },
     handler: async (request) => {
       const rotated = await rotateSecret(ctx.db, ctx.secrets, request.workspace!.id, endpointIdOf(request.params), ctx.clock.now());
@@ -169,12 +181,13 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
   });
 
   app.post<EndpointParams>('/webhooks/endpoints/:endpointId/send-test-event', {
-    config: { auth: write },
+    config: { auth: write, errors: ['ENDPOINT_INACTIVE'] },
     schema: {
       ...common,
+      operationId: 'sendWebhookTestEvent',
       summary: 'Queue a webhook.ping delivery to this endpoint (409 when it is not active)',
       params: endpointParams,
-      response: { 201: TestEventSent, ...errorResponses(409) },
+      response: { 201: TestEventSent },
     },
     handler: async (request, reply) => {
       const id = endpointIdOf(request.params);

@@ -71,7 +71,7 @@ export const EndpointList = ListOf(Type.Ref('WebhookEndpoint'), 'Webhook endpoin
 export const EndpointListQuery = Type.Object(PageQuery, { additionalProperties: false });
 
 export const EventTypeList = ListOf(
-  Type.Object({ type: Type.String(), description: Type.String() }),
+  Type.Object({ type: Type.Ref('EventType'), description: Type.String() }),
   'Every event type an endpoint can subscribe to (a small set: both page URLs null).',
 );
 

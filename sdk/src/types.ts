@@ -1,0 +1,28 @@
+import type { components, paths } from './schema.js';
+
+type Schemas = components['schemas'];
+
+/** Every event the service emits, as a union on `type`: what webhook endpoints receive and GET /v1/events serves. */
+export type Event = Schemas['Event'];
+/** The catalog's event types. */
+export type EventType = Schemas['EventType'];
+/** The payload of one event type, e.g. `EventOf<'product.deleted'>`. */
+export type EventOf<T extends EventType> = Extract<Event, { type: T }>;
+export type Product = Schemas['Product'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+/** The error envelope's body: `{code, message, requestId, details?}`. */
+export type ApiErrorBody = Schemas['Error']['error'];
+export type ErrorCode = ApiErrorBody['code'];
+
+/** The resource behind each `subject.type`, as its retrieve operation answers it. */
+export interface SubjectTypes {
+  product: Product;
+  webhook_endpoint: WebhookEndpoint;
+}
+/** What `fetchSubject` returns for an event: its subject's current state. */
+export type SubjectOf<E extends Event> = E extends { subject: { type: infer T } } ? (T extends keyof SubjectTypes ? SubjectTypes[T] : unknown) : never;
+
+export type Method = 'get' | 'post' | 'patch' | 'delete';
+/** The paths that answer `method`, e.g. `PathsOf<'post'>`. */
+export type PathsOf<M extends Method> = { [P in keyof paths]: paths[P] extends { [K in M]: object } ? P : never }[keyof paths];

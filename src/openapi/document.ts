@@ -1,0 +1,134 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { documentedSchema, type PostHeader } from './conventions.js';
+import { WEBHOOK_HEADER_PARAMETERS, webhooksSection } from './webhooks.js';
+
+/** The package's name, version and licence: one source for the document's `info`. */
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; license: string };
+
+/** Every tag an operation may carry, with the description the reference shows; the tests hold operations to this list. */
+export const TAGS = [
+  { name: 'Account', description: 'The calling user and credential, and the organizations and workspaces it can act in.' },
+  { name: 'Products', description: 'Products of a workspace. Every change emits a product.* event.' },
+  { name: 'Events', description: 'The event log of a workspace, newest first. An event is what webhook endpoints receive, byte for byte.' },
+  { name: 'Webhook endpoints', description: 'Where events are delivered, with their signing secrets, subscriptions, pause and test pings.' },
+  { name: 'Webhook deliveries', description: 'The delivery log: one row per event and endpoint, its attempts, and replays.' },
+  { name: 'Notifications', description: "Notices for a personal access token's user, such as an auto-disabled endpoint." },
+  { name: 'API keys', description: 'Keys bound to one workspace; managed with an Owner or Admin personal access token.' },
+  {
+    name: 'Webhook events',
+    description: 'What the service POSTs to your endpoints: one entry per event type, signed per Standard Webhooks. See docs/receiving-webhooks.md.',
+  },
+];
+
+const HEADERS = {
+  RequestId: { description: 'Id of the request (req_...), also in the body of an error: quote it when asking about a request.', schema: { type: 'string' } },
+  RateLimit: { description: 'What is left of the limit: `"default";r=<remaining>;t=<seconds until it refills>`.', schema: { type: 'string' } },
+  RateLimitPolicy: { description: 'The limit: `"default";q=<requests>;w=60`.', schema: { type: 'string' } },
+  RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+  WWWAuthenticate: { description: '`Bearer`.', schema: { type: 'string' } },
+};
+
+type Operation = { operationId?: string; summary?: string; parameters?: Parameter[]; responses: Record<string, { description?: string; headers?: Record<string, unknown> }> };
+type Parameter = { name: string; in: string; schema?: Record<string, unknown>; style?: string; explode?: boolean };
+type Document = Record<string, any> & { paths: Record<string, Record<string, Operation>> };
+
+const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+const IN_WORKSPACE = '/v1/workspaces/{workspaceId}/';
+
+/** Every operation of the document's paths, with its path. */
+const operationsOf = (doc: Document) => Object.entries(doc.paths).flatMap(([path, methods]) => Object.values(methods).map((op) => ({ path, op })));
+
+/**
+ * An operation that exists at both mounts keeps its operationId at `/v1/...`; its twin at
+ * `/v1/workspaces/{workspaceId}/...` takes the suffix `InWorkspace`, and says so in its summary.
+ */
+function distinguishMounts(doc: Document): void {
+  const ops = operationsOf(doc);
+  const count = new Map<string, number>();
+  for (const { op } of ops) if (op.operationId) count.set(op.operationId, (count.get(op.operationId) ?? 0) + 1);
+  for (const { path, op } of ops) {
+    if (op.operationId && path.startsWith(IN_WORKSPACE) && count.get(op.operationId)! > 1) {
+      op.operationId += 'InWorkspace';
+      op.summary += ' (workspace in the path)';
+    }
+  }
+}
+
+/**
+ * `expand` is validated as text (comma-separated names, see http/expand.ts) and documented as what
+ * it is on the wire: an array of the route's names, written comma-separated.
+ */
+function expandParameters(doc: Document): void {
+  for (const { op } of operationsOf(doc)) {
+    for (const param of op.parameters ?? []) {
+      const names = param.schema?.['x-expand'] as string[] | undefined;
+      if (param.in !== 'query' || !names) continue;
+      param.schema = { type: 'array', items: { type: 'string', enum: names }, uniqueItems: true };
+      param.style = 'form';
+      param.explode = false;
+    }
+  }
+}
+
+const SUCCESS: Record<string, string> = { '200': 'OK', '201': 'Created' };
+
+/**
+ * A success without a description of its own says what its status says. Request-Id is on every
+ * answer; the rate-limit headers on /v1 successes and 429s; Retry-After and WWW-Authenticate where
+ * they apply.
+ */
+function responseDetails(doc: Document): void {
+  for (const { path, op } of operationsOf(doc)) {
+    for (const [status, response] of Object.entries(op.responses)) {
+      if (response.description === 'Default Response' && SUCCESS[status]) response.description = SUCCESS[status];
+      const limited = path.startsWith('/v1/') && (status.startsWith('2') || status === '429');
+      response.headers = {
+        ...response.headers,
+        'Request-Id': header('RequestId'),
+        ...(limited ? { RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimitPolicy') } : {}),
+        ...(status === '429' ? { 'Retry-After': header('RetryAfter') } : {}),
+        ...(status === '401' ? { 'WWW-Authenticate': header('WWWAuthenticate') } : {}),
+      };
+    }
+  }
+}
+
+/** The document-wide conventions, applied once to the document @fastify/swagger builds from the routes. */
+export function completeDocument(doc: Document): Document {
+  distinguishMounts(doc);
+  expandParameters(doc);
+  responseDetails(doc);
+  doc.webhooks = webhooksSection();
+  doc.components = { ...doc.components, headers: HEADERS, parameters: WEBHOOK_HEADER_PARAMETERS };
+  return doc;
+}
+
+/** @fastify/swagger's options: the document's frame around what the routes declare, and its conventions. */
+export function swaggerOptions(publicUrl: string, postHeaders: readonly PostHeader[]): FastifyDynamicSwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'svc API',
+        version: pkg.version,
+        description:
+          'A commerce-style API with an event log and signed webhook delivery. Every request carries ' +
+          '`Authorization: Bearer <API key or personal access token>`; errors share one envelope; lists are ' +
+          'newest first with `nextPageUrl` and `previousPageUrl`. Receiving webhooks: docs/receiving-webhooks.md.',
+        license: { name: pkg.license, identifier: pkg.license },
+      },
+      servers: [{ url: publicUrl, description: 'This service (SVC_PUBLIC_URL)' }],
+      tags: TAGS,
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'API key (svc_sk_...) or personal access token (svc_pat_...).' },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
+    transform: ({ schema, url, route }) => ({ schema: documentedSchema(route, postHeaders) ?? schema, url }),
+    transformObject: (built) => completeDocument((built as { openapiObject: Document }).openapiObject),
+  };
+}
