@@ -22,9 +22,9 @@ describe('connection settings', () => {
     const url = withSettings(`postgres://svc@db.example:5432/app?sslmode=require&options=${encodeURIComponent('-c statement_timeout=5s')}`, 's1');
     const parsed = new URL(url);
     expect(parsed.searchParams.get('sslmode')).toBe('require');
-    expect(parsed.searchParams.get('options')).toBe('-c enable_seqscan=off -c jit=off -c TimeZone=UTC -c work_mem=8MB -c statement_timeout=5s -c search_path=s1');
+    expect(parsed.searchParams.get('options')).toBe('-c enable_seqscan=off -c jit=off -c TimeZone=UTC -c idle_in_transaction_session_timeout=60000 -c statement_timeout=5000 -c work_mem=8MB -c statement_timeout=5s -c search_path=s1');
     delete process.env.PGOPTIONS;
-    expect(new URL(withSettings('postgres://svc@db.example/app')).searchParams.get('options')).toBe('-c enable_seqscan=off -c jit=off -c TimeZone=UTC');
+    expect(new URL(withSettings('postgres://svc@db.example/app')).searchParams.get('options')).toBe('-c enable_seqscan=off -c jit=off -c TimeZone=UTC -c idle_in_transaction_session_timeout=60000 -c statement_timeout=5000');
   });
 
   it.skipIf(ENGINE === 'pglite')('applies them on the server, with an operator\'s own setting outranking the service\'s (PostgreSQL)', async () => {
