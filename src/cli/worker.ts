@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { keepStatistics } from '../db/statistics.js';
 import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
 import { openContext } from '../runtime.js';
@@ -33,12 +34,14 @@ export async function runWorker(config: Config, options: { embedded: boolean }):
     onRecover: (during, failures) => console.error(`svc worker: ${during} works again after ${failures} failure(s)`),
   });
   const retention = startRetention(ctx, (error) => report(error, 'retention'));
+  const statistics = keepStatistics(ctx.db, (error) => report(error, 'statistics refresh'));
 
   const stop = async () => {
     // First: /readyz answers 503 from now on.
     ctx.stopping = true;
     exitAfter(config.deliveryTimeoutMs + config.dbQueryTimeoutMs + 5_000, () => console.error('svc worker: stop did not finish in time: exiting'));
     await retention.stop();
+    await statistics.stop();
     await workers.stop();
     await ops?.close();
     await ctx.db.close();

@@ -71,18 +71,13 @@ function prepared(sql: string, params?: unknown[]): pg.QueryConfig {
 }
 
 /**
- * Settings of every connection. Each statement here is built to be driven by an index (a key, a
- * keyset page, the due-deliveries index). A named statement's generic plan is cached per connection,
- * and a plan cached while a table was new or small can be a sequential scan, kept while the table
- * grows until the next ANALYZE: on a fresh install under load, every outcome write read the whole
- * deliveries table for its first minute. `enable_seqscan = off` keeps such plans on their indexes; a
- * statement with no index to use still scans (it is a cost, not a ban). That cost is a huge number
- * added to the plan's estimate, which would cross the JIT threshold and compile such a statement
- * to machine code on every run (about 20 ms for a scan of a tiny table): `jit = off`, which no
- * statement of a service answering in milliseconds wants anyway. Sessions run in UTC, the shape
- * timestamps.ts reads fastest.
+ * Settings of every connection. A statement of a service answering in milliseconds gains nothing
+ * from being compiled to machine code (`jit = off`; a plan's estimate can cross the JIT threshold on
+ * a big table and cost about 20 ms per run). Sessions run in UTC, the shape timestamps.ts reads
+ * fastest. Plans cached while a table was new are kept fresh by db/statistics.ts, not by planner
+ * switches.
  */
-const SETTINGS = `-c enable_seqscan=off -c jit=off -c TimeZone=UTC -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS}`;
+const SETTINGS = `-c jit=off -c TimeZone=UTC -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS}`;
 
 /**
  * The connection string with SETTINGS, then PGOPTIONS and the string's own `options`, then the
