@@ -128,7 +128,14 @@ export async function fleet(target, seeded, { deliveries }) {
           WHERE d.status = 'success' AND e.url LIKE '%/ok/%'`,
       );
       if (n >= healthyRows) break;
-      if (performance.now() - started > 600_000) throw new Error(`fleet: ${n} of ${healthyRows} healthy deliveries after 10 minutes`);
+      if (performance.now() - started > 600_000) {
+        const left = await seeded.db.query(
+          `SELECT d.status, d.attempt, d.next_attempt_at > now() AS later, d.response_status, left(d.error, 60) AS error, count(*)::int AS n
+             FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE d.status <> 'success' AND e.url LIKE '%/ok/%' GROUP BY 1, 2, 3, 4, 5 ORDER BY n DESC LIMIT 10`,
+        );
+        throw new Error(`fleet: ${n} of ${healthyRows} healthy deliveries after 10 minutes; the rest: ${JSON.stringify(left)}`);
+      }
       await sleep(50);
     }
     const rate = healthyRows / ((performance.now() - started) / 1000);

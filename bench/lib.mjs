@@ -1,7 +1,7 @@
 // Shared plumbing of the benchmark: processes, the database, load generation, measurements.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleepUntil } from 'node:timers/promises';
 import autocannon from 'autocannon';
@@ -104,6 +104,12 @@ export async function startProcess(args, env, readyText) {
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', (chunk) => (output += chunk));
+    // BENCH_SERVICE_LOG=file: the service's own output, for a scenario that misbehaves.
+    if (process.env.BENCH_SERVICE_LOG) {
+      const log = createWriteStream(process.env.BENCH_SERVICE_LOG, { flags: 'a' });
+      child.stdout.pipe(log);
+      child.stderr.pipe(log);
+    }
     child.on('exit', (code) => reject(new Error(`exited ${code}: ${args.join(' ')}\n${output}`)));
   });
   child.removeAllListeners('exit');

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm start`: compiles when any source is newer than the build, then runs `svc serve --demo`
-// (seeding an empty embedded database on first start and printing its credentials).
+// `npm start`: builds (`npm run build`: the service and the SDK its examples use) when any source is
+// newer than the build, then runs `svc serve --demo` (seeding an empty embedded database on first
+// start and printing its credentials).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,10 +16,11 @@ function newest(dir) {
   return latest;
 }
 
-const built = existsSync('dist/cli.js') ? statSync('dist/cli.js').mtimeMs : 0;
-if (built < Math.max(newest('src'), statSync('tsconfig.json').mtimeMs)) {
+const builtAt = (file) => (existsSync(file) ? statSync(file).mtimeMs : 0);
+const built = Math.min(builtAt('dist/cli.js'), builtAt('sdk/dist/index.js'));
+if (built < Math.max(newest('src'), newest('sdk/src'), statSync('tsconfig.json').mtimeMs)) {
   console.log('Building...');
-  const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+  const result = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
