@@ -1,9 +1,13 @@
 // Scenario 5: the events page at position 1,000,000 against the first page (keyset, not OFFSET),
 // measured in rounds (first page, then deep page) after a warm-up; the ratio is the median.
+import { idTimePrefix } from '../dist/lib/ids.js';
 import { CursorCodec } from '../dist/http/pagination.js';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { median, ratiosByRound, round, runAutocannonOk } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
+
+/** Seeded ids in the service's own time-ordered shape, which retention and id ranges rely on. */
+const EVT_IDS = idTimePrefix('evt', new Date());
 
 const CONNECTIONS = 10;
 
@@ -17,8 +21,8 @@ export async function deepPage(target, seeded, { duration, rows, rounds }) {
   const { db, workspaceId, apiKey } = seeded;
   await db.query(
     `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
-     SELECT 'evt_' || lpad(to_hex(g), 26, '0'), $1, 'product.updated', 'product', 'prd_bench',
-            '{"id":"evt_' || lpad(to_hex(g), 26, '0') || '","type":"product.updated"}', now() - make_interval(secs => ($2 - g) / 1000.0)
+     SELECT '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), $1, 'product.updated', 'product', 'prd_bench',
+            '{"id":"${EVT_IDS}' || lpad(to_hex(g), 16, '0') || '","type":"product.updated"}', now() - make_interval(secs => ($2 - g) / 1000.0)
        FROM generate_series(1, $2) AS g`,
     [workspaceId, rows],
   );

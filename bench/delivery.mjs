@@ -1,5 +1,6 @@
 // Scenario 3: draining N pending deliveries to a local receiver, every outcome durably recorded,
 // against a raw undici Pool posting the same signed bodies to the same receiver at the same concurrency.
+import { idTimePrefix } from '../dist/lib/ids.js';
 import { availableParallelism } from 'node:os';
 import { Pool } from 'undici';
 import { SecretBox } from '../dist/lib/secretbox.js';
@@ -9,6 +10,11 @@ import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/wakeups.js';
 import { cpuSeconds, idleSeconds, median, postgresCpuSeconds, ratiosByRound, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
 
+/** Seeded ids in the service's own time-ordered shape, which retention and id ranges rely on. */
+const EVT_IDS = idTimePrefix('evt', new Date());
+const PRD_IDS = idTimePrefix('prd', new Date());
+const WHD_IDS = idTimePrefix('whd', new Date());
+
 const CONCURRENCY = 64;
 /** Deliveries the service makes before it is measured, as many as the raw client's warm-up requests. */
 const WARM_UP = 5_000;
@@ -17,15 +23,15 @@ const WARM_UP = 5_000;
 async function seedDeliveries(db, workspaceId, endpointId, from, count) {
   await db.query(
     `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
-     SELECT 'evt_' || lpad(to_hex(g), 26, '0'), $1, 'product.created', 'product', 'prd_' || lpad(to_hex(g), 26, '0'),
-            '{"id":"evt_' || lpad(to_hex(g), 26, '0') || '","type":"product.created","created":"2026-01-01T00:00:00.000Z","subject":{"id":"prd_' || lpad(to_hex(g), 26, '0') || '","type":"product","url":"/v1/products/prd_' || lpad(to_hex(g), 26, '0') || '"}}',
+     SELECT '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), $1, 'product.created', 'product', '${PRD_IDS}' || lpad(to_hex(g), 16, '0'),
+            '{"id":"${EVT_IDS}' || lpad(to_hex(g), 16, '0') || '","type":"product.created","created":"2026-01-01T00:00:00.000Z","subject":{"id":"${PRD_IDS}' || lpad(to_hex(g), 16, '0') || '","type":"product","url":"/v1/products/${PRD_IDS}' || lpad(to_hex(g), 16, '0') || '"}}',
             now()
        FROM generate_series($2::int, $3::int) AS g`,
     [workspaceId, from, from + count - 1],
   );
   await db.query(
     `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
-     SELECT 'whd_' || lpad(to_hex(g), 26, '0'), $1, $2, 'evt_' || lpad(to_hex(g), 26, '0'), 'product.created', 'pending', 0, now(), now()
+     SELECT '${WHD_IDS}' || lpad(to_hex(g), 16, '0'), $1, $2, '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), 'product.created', 'pending', 0, now(), now()
        FROM generate_series($3::int, $4::int) AS g`,
     [workspaceId, endpointId, from, from + count - 1],
   );

@@ -3,6 +3,7 @@
 // all, by path). Measured: how fast a backlog spread over the fleet is delivered, beside a raw undici
 // client posting the same signed bodies to the same fleet at the same concurrency; then, under a
 // steady load of events through the API, the healthy receivers' change-to-arrival.
+import { idTimePrefix } from '../dist/lib/ids.js';
 import { Pool } from 'undici';
 import { createOrganization, createWorkspace } from '../dist/admin/store.js';
 import { createApiKey } from '../dist/api-keys/store.js';
@@ -12,6 +13,10 @@ import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/wakeups.js';
 import { sign } from '../dist/webhooks/sign.js';
 import { round, sleep, startReceiver, steadyLoad } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
+
+/** Seeded ids in the service's own time-ordered shape, which retention and id ranges rely on. */
+const EVT_IDS = idTimePrefix('evt', new Date());
+const WHD_IDS = idTimePrefix('whd', new Date());
 
 const WORKSPACES = 100;
 const PER_WORKSPACE = 10;
@@ -49,16 +54,16 @@ async function seedSpread(db, workspaces, rounds) {
   const ids = workspaces.map((w) => w.id);
   await db.query(
     `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
-     SELECT 'evt_fl' || lpad(to_hex(w.n), 6, '0') || lpad(to_hex(g), 14, '0'), w.id, 'product.created', 'product', 'prd_fleet',
-            '{"id":"evt_fl' || lpad(to_hex(w.n), 6, '0') || lpad(to_hex(g), 14, '0') || '","type":"product.created","created":"2026-01-01T00:00:00.000Z"}', now()
+     SELECT '${EVT_IDS}' || lpad(to_hex(w.n), 6, '0') || lpad(to_hex(g), 10, '0'), w.id, 'product.created', 'product', 'prd_fleet',
+            '{"id":"${EVT_IDS}' || lpad(to_hex(w.n), 6, '0') || lpad(to_hex(g), 10, '0') || '","type":"product.created","created":"2026-01-01T00:00:00.000Z"}', now()
        FROM generate_series(1, $2::int) AS g, unnest($1::text[]) WITH ORDINALITY AS w (id, n)`,
     [ids, rounds],
   );
   await db.query(
     `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
-     SELECT 'whd_' || substr(md5(ev.id || e.id), 1, 26), ev.workspace_id, e.id, ev.id, 'product.created', 'pending', 0, now(), now()
+     SELECT '${WHD_IDS}' || substr(md5(ev.id || e.id), 1, 16), ev.workspace_id, e.id, ev.id, 'product.created', 'pending', 0, now(), now()
        FROM events ev JOIN webhook_endpoints e ON e.workspace_id = ev.workspace_id AND e.deleted_at IS NULL
-      WHERE ev.id LIKE 'evt_fl%'`,
+      WHERE ev.id LIKE '${EVT_IDS}%'`,
   );
   return db.query(
     `SELECT d.id, d.endpoint_id, ev.body FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id ORDER BY d.created_at, d.id`,
