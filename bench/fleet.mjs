@@ -126,12 +126,23 @@ export async function fleet(target, seeded, { deliveries }) {
   const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY), SVC_POLL_INTERVAL: '1h' });
   try {
     const started = performance.now();
+    let at99 = null;
+    let waiting = [];
     await seeded.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', 'bench')`);
     for (;;) {
       const [{ n }] = await seeded.db.query(
         `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
           WHERE d.status = 'success' AND e.url LIKE '%/ok/%'`,
       );
+      if (n >= 0.99 * healthyRows && at99 === null) {
+        at99 = performance.now() - started;
+        // What holds the last ones back (the error of their latest attempt).
+        waiting = await seeded.db.query(
+          `SELECT left(coalesce(d.error, d.response_status::text, 'not attempted'), 50) AS why, count(*)::int AS n
+             FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE d.status <> 'success' AND e.url LIKE '%/ok/%' GROUP BY 1 ORDER BY 2 DESC LIMIT 5`,
+        );
+      }
       if (n >= healthyRows) break;
       if (performance.now() - started > 600_000) {
         const left = await seeded.db.query(
@@ -144,6 +155,12 @@ export async function fleet(target, seeded, { deliveries }) {
       await sleep(50);
     }
     const rate = healthyRows / ((performance.now() - started) / 1000);
+    // Healthy deliveries that needed a retry: each waits out the retry schedule, and the last of
+    // them decides the rate above.
+    const [retried] = await seeded.db.query(
+      `SELECT count(*) FILTER (WHERE d.attempt > 1)::int AS n, max(d.attempt)::int AS most
+         FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.url LIKE '%/ok/%'`,
+    );
 
     // Live: events through the API, across the workspaces' keys, each to its workspace's 10 endpoints.
     await receiver.reset();
@@ -159,7 +176,7 @@ export async function fleet(target, seeded, { deliveries }) {
       p99Ms: live.p99,
       baseline: round(raw.rate, 0),
       baselineName: `raw undici Pool, ${CONCURRENCY} connections, same signed bodies and time-out`,
-      extra: `live at ${LIVE_RATE} events/s (${LIVE_RATE * PER_WORKSPACE} deliveries/s): healthy change-to-arrival p50 ${live.p50} ms, p99 ${live.p99} ms, max ${live.max} ms (${live.samples} timed)`,
+      extra: `99% of healthy deliveries in ${round(at99 / 1000, 1)} s (${round((0.99 * healthyRows * 1000) / at99, 0)}/s); ${retried.n} healthy deliveries retried (most attempts ${retried.most}; at 99%: ${waiting.map((w) => `${w.n} ${w.why}`).join(', ') || 'none waiting'}); live at ${LIVE_RATE} events/s (${LIVE_RATE * PER_WORKSPACE} deliveries/s): healthy change-to-arrival p50 ${live.p50} ms, p99 ${live.p99} ms, max ${live.max} ms (${live.samples} timed)`,
       ratio: round(ratio, 2),
       target: '(reported)',
       pass: true,

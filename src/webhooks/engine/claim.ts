@@ -132,3 +132,9 @@ export async function nextDue(q: Queryable, now: Date): Promise<Date | null> {
   );
   return row?.at ?? null;
 }
+
+/** When the earliest pending row is due, now or later (null: none pending). One step into the due-rows index. */
+export async function earliestDue(q: Queryable): Promise<Date | null> {
+  const [row] = await q.query<{ at: Date | null }>(`SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`);
+  return row?.at ?? null;
+}

@@ -16,6 +16,8 @@ export interface RecorderOptions {
   onError(error: unknown, during: string): void;
   /** A batch was written; `nextDue` is its earliest retry or put-off time, if any. */
   written(nextDue: Date | null): void;
+  /** A batch was given up after `retryForMs`: its rows come due again by themselves. */
+  gaveUp(): void;
 }
 
 /**
@@ -100,7 +102,7 @@ export class OutcomeRecorder {
       const now = performance.now();
       const deadline = giveUpAt ?? now + this.options.retryForMs;
       this.options.onError(error, 'record');
-      if (this.stopped || now >= deadline) return;
+      if (this.stopped || now >= deadline) return this.options.gaveUp();
       // Tried again off the writers, so that other batches are not held up behind it.
       const timer = setTimeout(() => {
         this.retries.delete(timer);

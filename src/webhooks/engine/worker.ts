@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { AppContext } from '../../context.js';
 import { deferred, runAttempt, type AttemptDeps, type Outcome } from './attempt.js';
-import { claimByLease, claimLocked, nextDue, releaseLeases } from './claim.js';
+import { claimByLease, claimLocked, earliestDue, nextDue, releaseLeases } from './claim.js';
 import { Dispatcher } from './dispatch.js';
 import { Faults } from './faults.js';
 import { HELD_CLAIMS_PER_WORKER, HeldClaim } from './held-claim.js';
@@ -32,6 +32,9 @@ export const SLOW_AFTER_MS = 100;
 
 /** Sockets a worker keeps open at most, per slot: slow attempts wait on theirs beyond the slots. */
 export const SOCKETS_PER_SLOT = 8;
+
+/** A worker that has gone idle looks for rows left due after this long (see checkWhenIdle). */
+const IDLE_CHECK_MS = 50;
 
 /** A taken row is attempted only while its lease outlasts the attempt by this much at least. */
 const LEASE_MARGIN_MS = 1_000;
@@ -80,6 +83,7 @@ export class DeliveryWorker implements LocalWorker {
   private resume: NodeJS.Timeout | null = null;
   /** Offers still getting their send times (rate.ts). */
   private readonly offering = new Set<Promise<void>>();
+  private idleCheck: NodeJS.Timeout | null = null;
 
   constructor(private readonly ctx: AppContext, options: DeliveryWorkerOptions = {}) {
     this.sender = options.sender ?? createSender(ctx);
@@ -96,7 +100,10 @@ export class DeliveryWorker implements LocalWorker {
         attempt: (job) => runAttempt(this.attemptDeps, job),
         settle: (job, outcome) => this.settle(job, outcome),
         defer: (job, until) => this.settle(job, deferred(job, until, ctx.clock.now())),
-        freed: () => this.maybeClaimMore(),
+        freed: () => {
+          this.maybeClaimMore();
+          this.checkWhenIdle();
+        },
       },
     );
     this.recorder = new OutcomeRecorder(ctx, {
@@ -107,7 +114,9 @@ export class DeliveryWorker implements LocalWorker {
         this.faults.ok('record');
         this.wakeups.at(due);
         this.maybeClaimMore();
+        this.checkWhenIdle();
       },
+      gaveUp: () => this.maybeClaimMore(),
     });
     this.wakeups = new Wakeups({ db: ctx.db, clock: ctx.clock, notifier: ctx.notifier, pollIntervalMs: ctx.config.pollIntervalMs }, () => this.kick());
   }
@@ -125,6 +134,7 @@ export class DeliveryWorker implements LocalWorker {
     this.running = false;
     this.dispatch.pause();
     if (this.resume) clearTimeout(this.resume);
+    if (this.idleCheck) clearTimeout(this.idleCheck);
     await this.wakeups.stop().catch((error) => this.faults.failed(error, 'unlisten'));
     await this.pumping;
     // Writes that reserved slots here hand their rows over when they return: wait for them.
@@ -242,6 +252,7 @@ export class DeliveryWorker implements LocalWorker {
         // Rows the claim gave back are due now: take them again rather than at the next poll.
         if (freed > 0) this.kick();
         else this.maybeClaimMore();
+        this.checkWhenIdle();
       },
       onError: (error, during) => this.faults.failed(error, during),
     });
@@ -318,6 +329,23 @@ export class DeliveryWorker implements LocalWorker {
    */
   private smallestClaim(): number {
     return this.holdsClaims ? this.concurrency : Math.max(1, this.concurrency >> 2);
+  }
+
+  /**
+   * A worker with nothing in flight, waiting or being written asks when the earliest pending row is
+   * due, and claims then (at once if it is due already). Claims end on their own terms (a claim
+   * that took fewer rows than it asked, a worker saturated while rows came due), and a row left due
+   * that way would otherwise wait for the poll. One read of the due-rows index per idle spell.
+   */
+  private checkWhenIdle(): void {
+    if (this.idleCheck || !this.running) return;
+    this.idleCheck = setTimeout(() => {
+      this.idleCheck = null;
+      if (!this.running || this.pumping || this.dispatch.busy() || this.held.size > 0 || this.recorder.lag() > 0) return;
+      earliestDue(this.ctx.db)
+        .then((due) => this.wakeups.at(due))
+        .catch((error) => this.faults.failed(error, 'claim'));
+    }, IDLE_CHECK_MS);
   }
 
   /** A worker that stopped claiming claims again once its smallest claim can be taken. */
