@@ -44,6 +44,10 @@ describe('resource shapes', () => {
       { id: 'b', status: 'closed', note: 'quote " and \\ and é 😀', count: 0, total: -5, done: true, tags: {}, closedAt: '2026-02-03T04:05:06.007Z', createdAt: '0999-12-31T23:59:59.999Z' },
     ]);
     expect(Object.keys(thingShape.view(rows[0]))).toEqual(Object.keys(Thing.properties).filter((k) => k !== 'extra'));
+    // A field that does not come from the row takes its place in schema order when given.
+    const withExtra = thingShape.view(rows[0], { extra: ['x'] });
+    expect(Object.keys(withExtra)).toEqual(Object.keys(Thing.properties));
+    expect(withExtra.extra).toEqual(['x']);
   });
 
   it('renders in the database the same JSON text as serialising the view', async () => {

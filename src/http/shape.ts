@@ -43,7 +43,8 @@ export interface Shape<S extends TObject> {
   schema: S;
   /** The columns every field is read from, as a select list: `id, name, ..., updated_at`. */
   columns: string;
-  view(row: object): Static<S>;
+  /** The view of a row; fields that do not come from the row (false in FieldSources) are taken from `apart` when given there. */
+  view(row: object, apart?: Partial<Static<S>>): Static<S>;
   json: ShapeJson;
 }
 
@@ -122,17 +123,22 @@ function concat(pieces: JsonPiece[]): string {
 /** The shape of the resource `schema` (an object schema), its fields read as `sources` say or by the rule. */
 export function shape<S extends TObject>(schema: S, sources: FieldSources<S> = {}): Shape<S> {
   const fields: { key: string; source: FieldSource }[] = [];
+  /** Every field in schema order, null for those that do not come from the row. */
+  const order: { key: string; source: FieldSource | null }[] = [];
   for (const [key, property] of Object.entries(schema.properties as Record<string, TSchema>)) {
     const given = sources[key as keyof S['properties']] as FieldSource | { column: string } | false | undefined;
-    if (given === false) continue;
-    const source = given && 'read' in given ? given : ruleSource(given?.column ?? snakeCase(key), property);
-    fields.push({ key, source });
+    const source = given === false ? null : given && 'read' in given ? given : ruleSource(given?.column ?? snakeCase(key), property);
+    order.push({ key, source });
+    if (source) fields.push({ key, source });
   }
   const columns = [...new Set(fields.flatMap((f) => f.source.columns))].join(', ');
 
-  const view = (row: object): Static<S> => {
+  const view = (row: object, apart?: Partial<Static<S>>): Static<S> => {
     const out: Row = {};
-    for (const { key, source } of fields) out[key] = source.read(row as Row);
+    for (const { key, source } of order) {
+      if (source) out[key] = source.read(row as Row);
+      else if (apart && (apart as Row)[key] !== undefined) out[key] = (apart as Row)[key];
+    }
     return out as Static<S>;
   };
 
