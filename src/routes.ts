@@ -6,6 +6,8 @@ import { EVENT_SCHEMAS } from './events/schemas.js';
 import { eventRoutes } from './events/routes.js';
 import { WORKSPACE_MOUNTS } from './http/mount.js';
 import { notificationRoutes } from './notifications/routes.js';
+import { Order, OrderLineItem } from './orders/schemas.js';
+import { orderRoutes } from './orders/routes.js';
 import { Product } from './products/schemas.js';
 import { productRoutes } from './products/routes.js';
 import { WebhookDelivery } from './webhooks/deliveries/schemas.js';
@@ -16,6 +18,8 @@ import { webhookEndpointRoutes } from './webhooks/endpoints/routes.js';
 /** Every route of the API. Workspace resources are mounted at /v1 and /v1/workspaces/{workspaceId}. */
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.addSchema(Product);
+  app.addSchema(OrderLineItem);
+  app.addSchema(Order);
   for (const schema of EVENT_SCHEMAS) app.addSchema(schema);
   app.addSchema(WebhookEndpoint);
   app.addSchema(WebhookDelivery);
@@ -32,6 +36,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
     await app.register(
       async (scope) => {
         productRoutes(scope, ctx, mount);
+        orderRoutes(scope, ctx, mount);
         eventRoutes(scope, ctx, mount);
         webhookEndpointRoutes(scope, ctx, mount);
         webhookDeliveryRoutes(scope, ctx, mount);

@@ -49,13 +49,14 @@ describe(`svc for operators (${ENGINE})`, { timeout: 300_000 }, () => {
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).not.toMatch(/^[{[]/);
     expect(text.stdout).toMatch(/^Demo organization "Acme Inc\." \(org_\w+\)\n/);
-    expect(text.stdout).toMatch(/sample data: +3 products; webhook endpoint whe_\w+ \(paused, secret whsec_\w+\)/);
+    expect(text.stdout).toMatch(/sample data: +3 products; order ord_\w+; webhook endpoint whe_\w+ \(paused, secret whsec_\w+\)/);
     const curl = /Try: curl -H "Authorization: Bearer (svc_sk_\w+)" (\S+)\/v1\/products\n$/.exec(text.stdout)!;
     expect(curl[2]).toBe(`http://127.0.0.1:${port}`);
 
     demo = await runJson(['demo'], { ...env, SVC_PUBLIC_URL: 'https://api.example.com' });
     expect(demo.baseUrl).toBe('https://api.example.com');
     expect(demo.sample.products).toHaveLength(3);
+    expect(demo.sample.order).toMatchObject({ id: expect.stringMatching(/^ord_/), amountTotal: 2 * 2400 + 5900, currency: 'EUR' });
     expect(demo.sample.webhookEndpoint).toMatchObject({ active: false, secret: expect.stringMatching(/^whsec_/) });
 
     const server = await startServer([], env);
@@ -63,11 +64,16 @@ describe(`svc for operators (${ENGINE})`, { timeout: 300_000 }, () => {
       const at = (path: string) => `http://127.0.0.1:${port}${path}`;
       const products = await request(at('/v1/products'), curl[1]);
       expect(products.body.data.map((p: { name: string }) => p.name)).toEqual(['Gift card', 'Pour-over kettle', 'Espresso beans, 1 kg']);
+      const orders = await request(at('/v1/orders?expand=lineItems'), curl[1]);
+      expect(orders.body.data).toMatchObject([{ status: 'pending', amountTotal: 2 * 2400 + 5900, lineItems: [{ name: 'Espresso beans, 1 kg', quantity: 2 }, { name: 'Pour-over kettle', quantity: 1 }] }]);
       const endpoints = await request(at('/v1/webhooks/endpoints'), curl[1]);
       expect(endpoints.body.data).toMatchObject([{ active: false, disabledReason: 'manual' }]);
-      // Each product's event waits as a disabled delivery, to replay once the endpoint points somewhere real.
+      // Each product's and the order's event waits as a disabled delivery, to replay once the endpoint points somewhere real.
       const deliveries = await request(at('/v1/webhooks/deliveries'), curl[1]);
-      expect(deliveries.body.data.map((d: { status: string; eventType: string }) => `${d.eventType} ${d.status}`)).toEqual(Array(3).fill('product.created disabled'));
+      expect(deliveries.body.data.map((d: { status: string; eventType: string }) => `${d.eventType} ${d.status}`)).toEqual([
+        'order.created disabled',
+        ...Array(3).fill('product.created disabled'),
+      ]);
     } finally {
       expect(await server.stop()).toBe(0);
     }

@@ -24,7 +24,7 @@ const encode = (text: string) =>
 /** Header values must be visible ASCII to be sent at all. */
 const headerSafe = (text: string) => text.replace(/[^\x20-\x7e]/g, '').trim();
 
-const ID_PREFIX: Record<string, string> = { productId: 'prd', eventId: 'evt', endpointId: 'whe', deliveryId: 'whd', keyId: 'key', workspaceId: 'wsp' };
+const ID_PREFIX: Record<string, string> = { productId: 'prd', orderId: 'ord', eventId: 'evt', endpointId: 'whe', deliveryId: 'whd', keyId: 'key', workspaceId: 'wsp' };
 const randomId = (prefix: string) => fc.stringMatching(new RegExp(`^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`));
 
 interface FuzzRequest {
@@ -56,6 +56,7 @@ describe('fuzzing every route of the OpenAPI document', () => {
       return res.statusCode < 300 ? (res.json() as Record<string, any>) : null;
     };
     const product = await post('/v1/products', { name: 'Fuzzed', price: { amount: 100, currency: 'EUR' } });
+    const order = product ? await post('/v1/orders', { lineItems: [{ productId: product.id, quantity: 2 }] }) : null;
     const catalog = (await t.call(key, 'GET', '/v1/webhooks/endpoints/event-types')).json()?.data?.map((e: { type: string }) => e.type) ?? [];
     const endpoint = await post('/v1/webhooks/endpoints', { url: 'https://example.com/hook', subscribedEvents: ['product.*'] });
     const sent = endpoint ? await post(`/v1/webhooks/endpoints/${endpoint.id}/send-test-event`, undefined) : null;
@@ -63,6 +64,7 @@ describe('fuzzing every route of the OpenAPI document', () => {
     const events = (await t.call(key, 'GET', '/v1/events')).json().data as { id: string }[];
     ids = {
       productId: product ? [product.id] : [],
+      orderId: order ? [order.id] : [],
       eventId: events.map((e) => e.id).slice(0, 2),
       endpointId: endpoint ? [endpoint.id] : [],
       deliveryId: sent?.deliveryId ? [sent.deliveryId] : [],
@@ -74,11 +76,13 @@ describe('fuzzing every route of the OpenAPI document', () => {
       subscribedEvents: fc.array(known([...catalog, 'product.*', '*', 'nope.*']), { minLength: 1, maxLength: 3 }),
       eventType: known(catalog),
       type: known(catalog),
-      subjectType: fc.constantFrom('product', 'webhook_endpoint'),
-      subjectId: known([...ids.productId, ...ids.endpointId]),
+      subjectType: fc.constantFrom('product', 'order', 'webhook_endpoint'),
+      subjectId: known([...ids.productId, ...ids.orderId, ...ids.endpointId]),
       endpointId: known(ids.endpointId),
       currency: fc.constantFrom('EUR', 'USD', 'JPY', 'XXX', 'ABC'),
-      expand: fc.constantFrom('workspaces', 'workspaces,workspaces', ' workspaces ', 'nope', 'workspaces.products'),
+      productId: known(ids.productId),
+      customerEmail: fc.constantFrom('ada@example.com', null, 'not an address'),
+      expand: fc.constantFrom('workspaces', 'workspaces,workspaces', ' workspaces ', 'nope', 'workspaces.products', 'lineItems', 'lineItems.product'),
     });
 
     credentials = [

@@ -183,6 +183,51 @@ describe('hostile input', () => {
     });
   });
 
+  describe('orders', () => {
+    const order = (payload: unknown): InjectOptions => ({
+      method: 'POST',
+      url: '/v1/orders',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+    });
+    let productId: string;
+    beforeAll(async () => {
+      productId = (await t.call(key, 'POST', '/v1/products', { name: 'Orderable', price: { amount: 100, currency: 'EUR' } })).json().id;
+    });
+
+    it('refuses huge line-item arrays, naming the field', async () => {
+      for (const count of [101, 10_000]) {
+        const error = await refused(order({ lineItems: Array.from({ length: count }, () => ({ productId, quantity: 1 })) }), 400, 'VALIDATION');
+        expect(error.details?.[0].path).toBe('body.lineItems');
+      }
+      await refused(order({ lineItems: Array.from({ length: 200_000 }, () => ({ productId, quantity: 1 })) }), 413, 'PAYLOAD_TOO_LARGE');
+    });
+
+    it('refuses negative, fractional, huge and mistyped quantities and product ids', async () => {
+      for (const quantity of [-1, 0, 0.5, 1.5, 10_001, 1e308, -0.0001, '1', null, true, [1], { n: 1 }]) {
+        const error = await refused(order({ lineItems: [{ productId, quantity }] }), 400, 'VALIDATION');
+        expect(error.details?.[0].path, JSON.stringify(quantity)).toBe('body.lineItems.0.quantity');
+      }
+      for (const id of ['', 'x'.repeat(10_000), 1, null, ['prd_x'], { id: productId }]) {
+        const error = await refused(order({ lineItems: [{ productId: id, quantity: 1 }] }), 400, 'VALIDATION');
+        expect(error.details?.[0].path, JSON.stringify(id).slice(0, 40)).toBe('body.lineItems.0.productId');
+      }
+      for (const id of ["prd_' OR 1=1 --", 'PRD_01KDVDNA00HBT6QFA3NA92FSMH', productId.toUpperCase(), `${productId} `, 'ord_01kdvdna00hbt6qfa3na92fsmh']) {
+        const error = await refused(order({ lineItems: [{ productId: id, quantity: 1 }] }), 400, 'VALIDATION');
+        expect(error.message).toContain('lineItems[0].productId');
+      }
+      await refused(order('{"lineItems":[{"productId":"prd_\\u0000","quantity":1}]}'), 400, 'VALIDATION');
+      await refused(order({ lineItems: { 0: { productId, quantity: 1 } } }), 400, 'VALIDATION');
+      await refused(order({ lineItems: [{ productId, quantity: 1 }], customerEmail: `${'a'.repeat(300)}@example.com` }), 400, 'VALIDATION');
+    });
+
+    it('refuses order list filters that are not what they claim', async () => {
+      for (const query of ['status=PAID', 'status=paid&status=pending', `status=${'x'.repeat(10_000)}`, 'createdGte=2016-12-31T23:59:60Z', 'createdLte=0000-01-01T00:00:00Z', 'expand=lineItems,nope']) {
+        await refused({ method: 'GET', url: `/v1/orders?${query}`, headers: auth() }, 400, 'VALIDATION');
+      }
+    });
+  });
+
   describe('paths and ids', () => {
     const badIds = [
       'x',
@@ -217,7 +262,8 @@ describe('hostile input', () => {
           if (!(route.method === 'PATCH' && error.code === 'VALIDATION')) expect(error.code, `${route.method} ${url.slice(0, 80)}`).toBe('NOT_FOUND');
         }
       }
-    });
+      // Two database snapshots per request, for every id-taking route of both mounts: it grows with the API.
+    }, 180_000);
 
     it('refuses NUL and invalid UTF-8 in the path and query', async () => {
       for (const url of [

@@ -9,12 +9,21 @@ import { expectError } from './helpers/expect.js';
  * route takes one, is valid, so that a refusal is about the workspace and not about the input.
  * A route added to the API without a line here fails the coverage test below.
  */
-const ROUTES: Record<string, { body?: unknown }> = {
+const ROUTES: Record<string, { body?: unknown | ((ids: Record<string, string>) => unknown); namesFirstWorkspace?: true }> = {
   'GET /products': {},
   'POST /products': { body: { name: 'Intruder' } },
   'GET /products/{productId}': {},
   'PATCH /products/{productId}': { body: { name: 'Hijacked', metadata: {} } },
   'DELETE /products/{productId}': {},
+  'GET /orders': {},
+  // Its body names the first workspace's product: another workspace cannot order it (400, see below).
+  'POST /orders': { body: (ids) => ({ lineItems: [{ productId: ids.productId, quantity: 1 }] }), namesFirstWorkspace: true },
+  'GET /orders/{orderId}': {},
+  'PATCH /orders/{orderId}': { body: { metadata: { hijacked: 'yes' }, customerEmail: null } },
+  'POST /orders/{orderId}/pay': {},
+  'POST /orders/{orderId}/fulfill': {},
+  'POST /orders/{orderId}/cancel': {},
+  'POST /orders/{orderId}/refund': {},
   'GET /events': {},
   'GET /events/{eventId}': {},
   'GET /api-keys': {},
@@ -83,7 +92,8 @@ describe('workspace isolation', () => {
       const endpoint = await call('POST', '/webhooks/endpoints', { url: 'https://hooks.example.com/in', subscribedEvents: ['product.*'] });
       ids.endpointId = endpoint.json().id;
     }
-    ids.productId = (await call('POST', '/products', { name: 'Secret product' })).json().id;
+    ids.productId = (await call('POST', '/products', { name: 'Secret product', price: { amount: 100, currency: 'EUR' } })).json().id;
+    ids.orderId = (await call('POST', '/orders', { lineItems: [{ productId: ids.productId, quantity: 1 }] })).json().id;
     ids.eventId = (await call('GET', '/events')).json().data[0].id;
     ids.keyId = (await call('GET', '/api-keys')).json().data[0].id;
     if (ids.endpointId) ids.deliveryId = (await call('GET', '/webhooks/deliveries')).json().data[0].id;
@@ -98,10 +108,10 @@ describe('workspace isolation', () => {
     expect(documented.size).toBeGreaterThanOrEqual(10);
     const missing = [...documented.keys()].filter((key) => !(key in ROUTES));
     expect(missing, 'workspace routes without isolation coverage: add them to ROUTES').toEqual([]);
-    for (const table of ['products', 'events', 'api_keys']) expect(before[table].length, table).toBeGreaterThan(0);
+    for (const table of ['products', 'orders', 'order_line_items', 'events', 'api_keys']) expect(before[table].length, table).toBeGreaterThan(0);
   });
 
-  for (const [key, { body }] of Object.entries(ROUTES)) {
+  for (const [key, { body: given, namesFirstWorkspace }] of Object.entries(ROUTES)) {
     it(key, async () => {
       const mounts = documented.get(key);
       expect(mounts, `${key} is in the route table but not in the OpenAPI document`).toBeDefined();
@@ -110,18 +120,21 @@ describe('workspace isolation', () => {
       const params = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       for (const name of params) expect(ids[name], `no fixture of the first workspace for {${name}}`).toBeDefined();
       const path = template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]);
+      const body = typeof given === 'function' ? given(ids) : given;
+      /** Ids of the first workspace the request itself names, which an answer may repeat back. */
+      const named = new Set(JSON.stringify(body ?? null).match(/\b[a-z]{3}_[0-9a-z]{26}\b/g) ?? []);
       const ws2Key = t.demo.workspaces[1].apiKey;
       const outsider = userOf(t.demo, 'outsider').token;
       const owner = userOf(t.demo, 'owner').token;
       const attempt = (token: string, url: string, headers?: Record<string, string>) => t.call(token, method, url, body, headers);
 
       // The first workspace named in the path or the header, by credentials that do not reach it: 403.
-      const named = [
+      const refusedAt = [
         await attempt(ws2Key, `/v1/workspaces/${ws1}${path}`),
         await attempt(outsider, `/v1/workspaces/${ws1}${path}`),
         ...(mounts.atV1 ? [await attempt(ws2Key, `/v1${path}`, { 'service-workspace-id': ws1 }), await attempt(outsider, `/v1${path}`, { 'service-workspace-id': ws1 })] : []),
       ];
-      for (const res of named) expectError(res, 403, 'FORBIDDEN');
+      for (const res of refusedAt) expectError(res, 403, 'FORBIDDEN');
 
       // Credentials acting in their own workspace, given the first workspace's ids: 404 (never 403 for
       // an id), or, without an id, an answer about their own workspace only.
@@ -135,6 +148,10 @@ describe('workspace isolation', () => {
           expectError(res, 403, 'FORBIDDEN');
         } else if (params.length > 0) {
           expectError(res, 404, 'NOT_FOUND');
+        } else if (namesFirstWorkspace) {
+          // The first workspace's resource, named in the body, is as unknown as any other id.
+          expectError(res, 400, 'VALIDATION');
+          for (const secret of [ws1, ...secrets].filter((s) => !named.has(s))) expect(res.body).not.toContain(secret);
         } else {
           expect(res.statusCode, res.body).toBeLessThan(300);
           for (const secret of [ws1, ...secrets]) expect(res.body).not.toContain(secret);

@@ -105,6 +105,110 @@ export interface paths {
         patch: operations["updateProduct"];
         trace?: never;
     };
+    "/v1/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List orders, newest first, with filters */
+        get: operations["listOrders"];
+        put?: never;
+        /** Create an order from products of the workspace, snapshotting their names and prices */
+        post: operations["createOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an order with its line items */
+        get: operations["getOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Update an order's metadata or customer e-mail (event order.updated) */
+        patch: operations["updateOrder"];
+        trace?: never;
+    };
+    "/v1/orders/{orderId}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark a pending order paid (event order.paid; 409 INVALID_STATE from any other status) */
+        post: operations["payOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orders/{orderId}/fulfill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark a paid order fulfilled (event order.fulfilled; 409 INVALID_STATE from any other status) */
+        post: operations["fulfillOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orders/{orderId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a pending order (event order.canceled; 409 INVALID_STATE from any other status) */
+        post: operations["cancelOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orders/{orderId}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Refund a paid or fulfilled order (event order.refunded; 409 INVALID_STATE from any other status) */
+        post: operations["refundOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -313,6 +417,110 @@ export interface paths {
         head?: never;
         /** Update a product (workspace in the path) */
         patch: operations["updateProductInWorkspace"];
+        trace?: never;
+    };
+    "/v1/workspaces/{workspaceId}/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List orders, newest first, with filters (workspace in the path) */
+        get: operations["listOrdersInWorkspace"];
+        put?: never;
+        /** Create an order from products of the workspace, snapshotting their names and prices (workspace in the path) */
+        post: operations["createOrderInWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspaceId}/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an order with its line items (workspace in the path) */
+        get: operations["getOrderInWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Update an order's metadata or customer e-mail (event order.updated) (workspace in the path) */
+        patch: operations["updateOrderInWorkspace"];
+        trace?: never;
+    };
+    "/v1/workspaces/{workspaceId}/orders/{orderId}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark a pending order paid (event order.paid; 409 INVALID_STATE from any other status) (workspace in the path) */
+        post: operations["payOrderInWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspaceId}/orders/{orderId}/fulfill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark a paid order fulfilled (event order.fulfilled; 409 INVALID_STATE from any other status) (workspace in the path) */
+        post: operations["fulfillOrderInWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspaceId}/orders/{orderId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a pending order (event order.canceled; 409 INVALID_STATE from any other status) (workspace in the path) */
+        post: operations["cancelOrderInWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspaceId}/orders/{orderId}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Refund a paid or fulfilled order (event order.refunded; 409 INVALID_STATE from any other status) (workspace in the path) */
+        post: operations["refundOrderInWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/workspaces/{workspaceId}/events": {
@@ -591,6 +799,138 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.created
+         * @description An order was created (status pending).
+         *
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         */
+        post: operations["orderCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.updated
+         * @description An order's metadata or customer e-mail changed.
+         *
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         */
+        post: operations["orderUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.paid
+         * @description An order was paid (pending to paid).
+         *
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         */
+        post: operations["orderPaidWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.fulfilled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.fulfilled
+         * @description An order was fulfilled (paid to fulfilled).
+         *
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         */
+        post: operations["orderFulfilledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.canceled
+         * @description An order was canceled (pending to canceled).
+         *
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         */
+        post: operations["orderCanceledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.refunded
+         * @description An order was refunded (paid or fulfilled to refunded).
+         *
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         */
+        post: operations["orderRefundedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.endpoint.auto_disabled": {
         parameters: {
             query?: never;
@@ -641,7 +981,7 @@ export interface components {
         /** @description The error envelope of every 4xx and 5xx response. */
         Error: {
             error: {
-                code: "VALIDATION" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ENDPOINT_INACTIVE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                code: "VALIDATION" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ENDPOINT_INACTIVE" | "INVALID_STATE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
                 message: string;
                 requestId: string;
                 details?: {
@@ -670,11 +1010,54 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /** @description A line of an order: a snapshot of its product taken at creation, which later product changes do not touch. */
+        OrderLineItem: {
+            /** @description prd_... of the product; it may since have changed or been deleted. */
+            productId: string;
+            /** @description The product's name when the order was created. */
+            name: string;
+            /** @description The product's price when the order was created, in minor units. */
+            unitAmount: number;
+            quantity: number;
+            /** @description unitAmount × quantity, in minor units. */
+            amount: number;
+        };
+        /** @description An order of products of the workspace. Orders are never deleted. */
+        Order: {
+            /** @description ord_... */
+            id: string;
+            /** @description pending: created, not paid; paid; fulfilled: paid and shipped or delivered; canceled: never paid; refunded: paid, then refunded. */
+            status: "pending" | "paid" | "fulfilled" | "canceled" | "refunded";
+            /** @description ISO 4217 code shared by every line item. */
+            currency: string;
+            /** @description Sum of the line items' amounts, in minor units. */
+            amountTotal: number;
+            customerEmail: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description When the order was created.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the order last changed: its status, metadata or customer e-mail.
+             */
+            updatedAt: string;
+            paidAt: string | null;
+            fulfilledAt: string | null;
+            canceledAt: string | null;
+            refundedAt: string | null;
+            /** @description Always in a single order; in a list only with expand=lineItems. */
+            lineItems?: components["schemas"]["OrderLineItem"][];
+        };
         /**
          * @description A type of the event catalog (GET /v1/webhooks/endpoints/event-types).
          * @enum {string}
          */
-        EventType: "product.created" | "product.updated" | "product.deleted" | "webhook.endpoint.auto_disabled" | "webhook.ping";
+        EventType: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
         /**
          * product.created
          * @description A product was created.
@@ -748,6 +1131,150 @@ export interface components {
             };
         };
         /**
+         * order.created
+         * @description An order was created (status pending).
+         */
+        OrderCreatedEvent: {
+            /** @description evt_... */
+            id: string;
+            /** @enum {string} */
+            type: "order.created";
+            /**
+             * Format: date-time
+             * @description Time of emission (ISO 8601, UTC, milliseconds).
+             */
+            created: string;
+            /** @description The resource the event is about. */
+            subject: {
+                /** @description Id of the resource. */
+                id: string;
+                /** @enum {string} */
+                type: "order";
+                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                url: string;
+            };
+        };
+        /**
+         * order.updated
+         * @description An order's metadata or customer e-mail changed.
+         */
+        OrderUpdatedEvent: {
+            /** @description evt_... */
+            id: string;
+            /** @enum {string} */
+            type: "order.updated";
+            /**
+             * Format: date-time
+             * @description Time of emission (ISO 8601, UTC, milliseconds).
+             */
+            created: string;
+            /** @description The resource the event is about. */
+            subject: {
+                /** @description Id of the resource. */
+                id: string;
+                /** @enum {string} */
+                type: "order";
+                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                url: string;
+            };
+        };
+        /**
+         * order.paid
+         * @description An order was paid (pending to paid).
+         */
+        OrderPaidEvent: {
+            /** @description evt_... */
+            id: string;
+            /** @enum {string} */
+            type: "order.paid";
+            /**
+             * Format: date-time
+             * @description Time of emission (ISO 8601, UTC, milliseconds).
+             */
+            created: string;
+            /** @description The resource the event is about. */
+            subject: {
+                /** @description Id of the resource. */
+                id: string;
+                /** @enum {string} */
+                type: "order";
+                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                url: string;
+            };
+        };
+        /**
+         * order.fulfilled
+         * @description An order was fulfilled (paid to fulfilled).
+         */
+        OrderFulfilledEvent: {
+            /** @description evt_... */
+            id: string;
+            /** @enum {string} */
+            type: "order.fulfilled";
+            /**
+             * Format: date-time
+             * @description Time of emission (ISO 8601, UTC, milliseconds).
+             */
+            created: string;
+            /** @description The resource the event is about. */
+            subject: {
+                /** @description Id of the resource. */
+                id: string;
+                /** @enum {string} */
+                type: "order";
+                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                url: string;
+            };
+        };
+        /**
+         * order.canceled
+         * @description An order was canceled (pending to canceled).
+         */
+        OrderCanceledEvent: {
+            /** @description evt_... */
+            id: string;
+            /** @enum {string} */
+            type: "order.canceled";
+            /**
+             * Format: date-time
+             * @description Time of emission (ISO 8601, UTC, milliseconds).
+             */
+            created: string;
+            /** @description The resource the event is about. */
+            subject: {
+                /** @description Id of the resource. */
+                id: string;
+                /** @enum {string} */
+                type: "order";
+                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                url: string;
+            };
+        };
+        /**
+         * order.refunded
+         * @description An order was refunded (paid or fulfilled to refunded).
+         */
+        OrderRefundedEvent: {
+            /** @description evt_... */
+            id: string;
+            /** @enum {string} */
+            type: "order.refunded";
+            /**
+             * Format: date-time
+             * @description Time of emission (ISO 8601, UTC, milliseconds).
+             */
+            created: string;
+            /** @description The resource the event is about. */
+            subject: {
+                /** @description Id of the resource. */
+                id: string;
+                /** @enum {string} */
+                type: "order";
+                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                url: string;
+            };
+        };
+        /**
          * webhook.endpoint.auto_disabled
          * @description A webhook endpoint was disabled after 5 consecutive failed deliveries.
          */
@@ -787,7 +1314,7 @@ export interface components {
             created: string;
         };
         /** @description An event, one of the catalog types. The body is byte-identical to the one POSTed to webhook endpoints. */
-        Event: components["schemas"]["ProductCreatedEvent"] | components["schemas"]["ProductUpdatedEvent"] | components["schemas"]["ProductDeletedEvent"] | components["schemas"]["WebhookEndpointAutoDisabledEvent"] | components["schemas"]["WebhookPingEvent"];
+        Event: components["schemas"]["ProductCreatedEvent"] | components["schemas"]["ProductUpdatedEvent"] | components["schemas"]["ProductDeletedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderUpdatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderFulfilledEvent"] | components["schemas"]["OrderCanceledEvent"] | components["schemas"]["OrderRefundedEvent"] | components["schemas"]["WebhookEndpointAutoDisabledEvent"] | components["schemas"]["WebhookPingEvent"];
         /** @description A webhook endpoint. Its signing secret is shown only by create and rotate-secret. */
         WebhookEndpoint: {
             /** @description whe_... */
@@ -1880,6 +2407,1010 @@ export interface operations {
             };
         };
     };
+    listOrders: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 20, at most 100). */
+                limit?: number;
+                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                page?: string;
+                /** @description pending: created, not paid; paid; fulfilled: paid and shipped or delivered; canceled: never paid; refunded: paid, then refunded. */
+                status?: "pending" | "paid" | "fulfilled" | "canceled" | "refunded";
+                /** @description createdAt at or after this instant (ISO 8601 with offset). */
+                createdGte?: string;
+                /** @description createdAt at or before this instant (ISO 8601 with offset). */
+                createdLte?: string;
+                /** @description Comma-separated names to expand, one level: lineItems. */
+                expand?: "lineItems"[];
+            };
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Orders of the workspace, newest first; each carries lineItems only with expand=lineItems. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Order"][];
+                        /** @description URL of the next page; null at the end. */
+                        nextPageUrl: string | null;
+                        /** @description URL of the previous page; null on the first page. */
+                        previousPageUrl: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 100 lines; every product priced in the same currency. */
+                    lineItems: {
+                        /** @description prd_... of an active product of this workspace that has a price. */
+                        productId: string;
+                        quantity: number;
+                    }[];
+                    customerEmail?: string | null;
+                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Fields to change, in any status; metadata replaces the whole map; null clears customerEmail. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    customerEmail?: string | null;
+                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    payOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    fulfillOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    refundOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -1888,7 +3419,7 @@ export interface operations {
                 /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
                 page?: string;
                 /** @description Exact event type, from the catalog. */
-                type?: "product.created" | "product.updated" | "product.deleted" | "webhook.endpoint.auto_disabled" | "webhook.ping";
+                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
                 /** @description Subject type, e.g. product. */
                 subjectType?: string;
                 /** @description Subject id; requires subjectType. */
@@ -3082,7 +4613,7 @@ export interface operations {
                 /** @description pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive. */
                 status?: "pending" | "success" | "failed" | "disabled";
                 /** @description Exact event type, from the catalog. */
-                eventType?: "product.created" | "product.updated" | "product.deleted" | "webhook.endpoint.auto_disabled" | "webhook.ping";
+                eventType?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
                 /** @description createdAt at or after this instant (ISO 8601 with offset). */
                 createdGte?: string;
                 /** @description createdAt at or before this instant (ISO 8601 with offset). */
@@ -4097,6 +5628,1048 @@ export interface operations {
             };
         };
     };
+    listOrdersInWorkspace: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 20, at most 100). */
+                limit?: number;
+                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                page?: string;
+                /** @description pending: created, not paid; paid; fulfilled: paid and shipped or delivered; canceled: never paid; refunded: paid, then refunded. */
+                status?: "pending" | "paid" | "fulfilled" | "canceled" | "refunded";
+                /** @description createdAt at or after this instant (ISO 8601 with offset). */
+                createdGte?: string;
+                /** @description createdAt at or before this instant (ISO 8601 with offset). */
+                createdLte?: string;
+                /** @description Comma-separated names to expand, one level: lineItems. */
+                expand?: "lineItems"[];
+            };
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Workspace id (wsp_...). */
+                workspaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Orders of the workspace, newest first; each carries lineItems only with expand=lineItems. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Order"][];
+                        /** @description URL of the next page; null at the end. */
+                        nextPageUrl: string | null;
+                        /** @description URL of the previous page; null on the first page. */
+                        previousPageUrl: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createOrderInWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Workspace id (wsp_...). */
+                workspaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 100 lines; every product priced in the same currency. */
+                    lineItems: {
+                        /** @description prd_... of an active product of this workspace that has a price. */
+                        productId: string;
+                        quantity: number;
+                    }[];
+                    customerEmail?: string | null;
+                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOrderInWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Workspace id (wsp_...). */
+                workspaceId: string;
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateOrderInWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Workspace id (wsp_...). */
+                workspaceId: string;
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Fields to change, in any status; metadata replaces the whole map; null clears customerEmail. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    customerEmail?: string | null;
+                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    payOrderInWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Workspace id (wsp_...). */
+                workspaceId: string;
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    fulfillOrderInWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Workspace id (wsp_...). */
+                workspaceId: string;
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelOrderInWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Workspace id (wsp_...). */
+                workspaceId: string;
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    refundOrderInWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Workspace id (wsp_...). */
+                workspaceId: string;
+                /** @description Order id (ord_...). */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An order of products of the workspace. Orders are never deleted. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listEventsInWorkspace: {
         parameters: {
             query?: {
@@ -4105,7 +6678,7 @@ export interface operations {
                 /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
                 page?: string;
                 /** @description Exact event type, from the catalog. */
-                type?: "product.created" | "product.updated" | "product.deleted" | "webhook.endpoint.auto_disabled" | "webhook.ping";
+                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
                 /** @description Subject type, e.g. product. */
                 subjectType?: string;
                 /** @description Subject id; requires subjectType. */
@@ -5363,7 +7936,7 @@ export interface operations {
                 /** @description pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive. */
                 status?: "pending" | "success" | "failed" | "disabled";
                 /** @description Exact event type, from the catalog. */
-                eventType?: "product.created" | "product.updated" | "product.deleted" | "webhook.endpoint.auto_disabled" | "webhook.ping";
+                eventType?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
                 /** @description createdAt at or after this instant (ISO 8601 with offset). */
                 createdGte?: string;
                 /** @description createdAt at or before this instant (ISO 8601 with offset). */
@@ -6254,6 +8827,222 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ProductDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 seconds acknowledges the delivery; its body is kept, truncated, in the delivery log. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 seconds, is a failed attempt: it is retried on the schedule, then the delivery fails. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the delivery (whd_...). Retries of a delivery reuse it: process each id once. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description Unix time in seconds when the request was signed. Reject a timestamp more than 5 minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` values of `<webhook-id>.<webhook-timestamp>.<raw body>`, one per signing secret (two for 24 hours after a rotation). Accept the request when any value matches. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 seconds acknowledges the delivery; its body is kept, truncated, in the delivery log. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 seconds, is a failed attempt: it is retried on the schedule, then the delivery fails. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the delivery (whd_...). Retries of a delivery reuse it: process each id once. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description Unix time in seconds when the request was signed. Reject a timestamp more than 5 minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` values of `<webhook-id>.<webhook-timestamp>.<raw body>`, one per signing secret (two for 24 hours after a rotation). Accept the request when any value matches. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 seconds acknowledges the delivery; its body is kept, truncated, in the delivery log. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 seconds, is a failed attempt: it is retried on the schedule, then the delivery fails. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderPaidWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the delivery (whd_...). Retries of a delivery reuse it: process each id once. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description Unix time in seconds when the request was signed. Reject a timestamp more than 5 minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` values of `<webhook-id>.<webhook-timestamp>.<raw body>`, one per signing secret (two for 24 hours after a rotation). Accept the request when any value matches. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 seconds acknowledges the delivery; its body is kept, truncated, in the delivery log. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 seconds, is a failed attempt: it is retried on the schedule, then the delivery fails. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderFulfilledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the delivery (whd_...). Retries of a delivery reuse it: process each id once. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description Unix time in seconds when the request was signed. Reject a timestamp more than 5 minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` values of `<webhook-id>.<webhook-timestamp>.<raw body>`, one per signing secret (two for 24 hours after a rotation). Accept the request when any value matches. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderFulfilledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 seconds acknowledges the delivery; its body is kept, truncated, in the delivery log. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 seconds, is a failed attempt: it is retried on the schedule, then the delivery fails. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderCanceledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the delivery (whd_...). Retries of a delivery reuse it: process each id once. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description Unix time in seconds when the request was signed. Reject a timestamp more than 5 minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` values of `<webhook-id>.<webhook-timestamp>.<raw body>`, one per signing secret (two for 24 hours after a rotation). Accept the request when any value matches. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCanceledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 seconds acknowledges the delivery; its body is kept, truncated, in the delivery log. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 seconds, is a failed attempt: it is retried on the schedule, then the delivery fails. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderRefundedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the delivery (whd_...). Retries of a delivery reuse it: process each id once. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description Unix time in seconds when the request was signed. Reject a timestamp more than 5 minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` values of `<webhook-id>.<webhook-timestamp>.<raw body>`, one per signing secret (two for 24 hours after a rotation). Accept the request when any value matches. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderRefundedEvent"];
             };
         };
         responses: {

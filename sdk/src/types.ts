@@ -9,6 +9,9 @@ export type EventType = Schemas['EventType'];
 /** The payload of one event type, e.g. `EventOf<'product.deleted'>`. */
 export type EventOf<T extends EventType> = Extract<Event, { type: T }>;
 export type Product = Schemas['Product'];
+/** An order; `lineItems` is always there on a single order, and on list items only with expand=lineItems. */
+export type Order = Schemas['Order'];
+export type OrderLineItem = Schemas['OrderLineItem'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 /** The error envelope's body: `{code, message, requestId, details?}`. */
@@ -18,6 +21,7 @@ export type ErrorCode = ApiErrorBody['code'];
 /** The resource behind each `subject.type`, as its retrieve operation answers it. */
 export interface SubjectTypes {
   product: Product;
+  order: Order;
   webhook_endpoint: WebhookEndpoint;
 }
 /** What `fetchSubject` returns for an event: its subject's current state. */

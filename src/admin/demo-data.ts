@@ -1,5 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import type { SecretBox } from '../lib/secretbox.js';
+import { prepareOrder } from '../orders/service.js';
+import { changeIn } from '../outbox/outbox.js';
 import { creationRow, insertCreationsIn } from '../products/create-batch.js';
 import type { ProductCreateInput } from '../products/schemas.js';
 import { createEndpoint, updateEndpoint } from '../webhooks/endpoints/store.js';
@@ -8,6 +10,7 @@ import { createEndpoint, updateEndpoint } from '../webhooks/endpoints/store.js';
 export interface DemoSample {
   workspaceId: string;
   products: { id: string; name: string }[];
+  order: { id: string; amountTotal: number; currency: string };
   webhookEndpoint: { id: string; url: string; secret: string; active: boolean };
 }
 
@@ -22,24 +25,35 @@ export const DEMO_ENDPOINT_URL = 'https://receiver.example.com/webhooks';
 
 /**
  * Seeds `workspaceId` inside the caller's transaction: a paused webhook endpoint, then a few
- * products through the same statement the API uses, so their `product.created` events are in the
- * log and each has a `disabled` delivery to the paused endpoint (point it at a real receiver,
- * re-enable it, and replay them). An example order belongs after the products, from them.
+ * products through the same statement the API uses, and an order of two of them, so their
+ * `product.created` and `order.created` events are in the log and each has a `disabled` delivery to
+ * the paused endpoint (point it at a real receiver, re-enable it, and replay them).
  */
 export async function seedDemoData(q: Queryable, box: SecretBox, workspaceId: string, now: Date): Promise<DemoSample> {
   const { row, secret } = await createEndpoint(
     q,
     box,
-    { workspaceId, url: DEMO_ENDPOINT_URL, subscribedEvents: ['product.*'], description: 'Demo endpoint, paused: set its url to your receiver, then PATCH {"active": true}.' },
+    { workspaceId, url: DEMO_ENDPOINT_URL, subscribedEvents: ['product.*', 'order.*'], description: 'Demo endpoint, paused: set its url to your receiver, then PATCH {"active": true}.' },
     now,
   );
   await updateEndpoint(q, workspaceId, row.id, { active: false }, now);
   // One millisecond apart, so the list shows them in the order written here, newest first.
   const creations = DEMO_PRODUCTS.map((input, i) => creationRow(workspaceId, input, new Date(now.getTime() + i + 1)));
   await insertCreationsIn(q, creations);
+  const orderInput = {
+    lineItems: [
+      { productId: creations[0].id, quantity: 2 },
+      { productId: creations[1].id, quantity: 1 },
+    ],
+    customerEmail: 'ada@example.com',
+    metadata: { channel: 'demo' },
+  };
+  const order = await prepareOrder(q, workspaceId, orderInput, new Date(now.getTime() + creations.length + 1));
+  const [placed] = await changeIn<{ id: string; amount_total: string | number; currency: string }>(q, order.mutation, order.event);
   return {
     workspaceId,
     products: creations.map((c) => ({ id: c.id, name: c.name })),
+    order: { id: placed.id, amountTotal: Number(placed.amount_total), currency: placed.currency },
     webhookEndpoint: { id: row.id, url: row.url, secret, active: false },
   };
 }

@@ -1,7 +1,7 @@
 import { REVOCATION_CHANNEL } from '../auth/cache.js';
 import type { Queryable } from '../db/db.js';
 import { Where } from '../db/where.js';
-import { fetchPage, type Cursor, type Page } from '../http/pagination.js';
+import { fetchPage, type Cursor, type Page } from '../db/keyset.js';
 import { newId } from '../lib/ids.js';
 import { toIso } from '../lib/iso.js';
 import { displayPrefix, hashToken, newToken } from '../lib/tokens.js';

@@ -5,6 +5,8 @@
 export const WORKSPACE_PERMISSIONS = [
   'workspace:products:read',
   'workspace:products:write',
+  'workspace:orders:read',
+  'workspace:orders:write',
   'workspace:events:read',
   'workspace:developer:read',
   'workspace:developer:write',

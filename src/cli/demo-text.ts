@@ -11,8 +11,8 @@ export function demoSummary(demo: DemoSet): string[] {
     `  owner token:  ${owner.token}   (${owner.email})`,
   ];
   if (demo.sample) {
-    const { products, webhookEndpoint } = demo.sample;
-    lines.push(`  sample data:  ${products.length} products; webhook endpoint ${webhookEndpoint.id} (paused, secret ${webhookEndpoint.secret})`);
+    const { products, order, webhookEndpoint } = demo.sample;
+    lines.push(`  sample data:  ${products.length} products; order ${order.id}; webhook endpoint ${webhookEndpoint.id} (paused, secret ${webhookEndpoint.secret})`);
   }
   return lines;
 }

@@ -7,6 +7,12 @@ export const EVENT_CATALOG = [
   { type: 'product.created', subject: 'product', description: 'A product was created.' },
   { type: 'product.updated', subject: 'product', description: 'A product was updated.' },
   { type: 'product.deleted', subject: 'product', description: 'A product was deleted; fetching it now returns 404.' },
+  { type: 'order.created', subject: 'order', description: 'An order was created (status pending).' },
+  { type: 'order.updated', subject: 'order', description: "An order's metadata or customer e-mail changed." },
+  { type: 'order.paid', subject: 'order', description: 'An order was paid (pending to paid).' },
+  { type: 'order.fulfilled', subject: 'order', description: 'An order was fulfilled (paid to fulfilled).' },
+  { type: 'order.canceled', subject: 'order', description: 'An order was canceled (pending to canceled).' },
+  { type: 'order.refunded', subject: 'order', description: 'An order was refunded (paid or fulfilled to refunded).' },
   {
     type: 'webhook.endpoint.auto_disabled',
     subject: 'webhook_endpoint',

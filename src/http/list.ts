@@ -1,7 +1,8 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { validation } from './errors.js';
-import type { Cursor, CursorCodec, ListBinding, Page } from './pagination.js';
+import type { Cursor, Page } from '../db/keyset.js';
+import type { CursorCodec, ListBinding } from './pagination.js';
 
 /** What list answers need of the service: its page tokens and its public address. */
 export interface ListContext {

@@ -10,6 +10,11 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 export const TAGS = [
   { name: 'Account', description: 'The calling user and credential, and the organizations and workspaces it can act in.' },
   { name: 'Products', description: 'Products of a workspace. Every change emits a product.* event.' },
+  {
+    name: 'Orders',
+    description:
+      'Orders of products, with line items snapshotted at creation and a status moved by pay, fulfill, cancel and refund. Every change emits an order.* event; orders are never deleted.',
+  },
   { name: 'Events', description: 'The event log of a workspace, newest first. An event is what webhook endpoints receive, byte for byte.' },
   { name: 'Webhook endpoints', description: 'Where events are delivered, with their signing secrets, subscriptions, pause and test pings.' },
   { name: 'Webhook deliveries', description: 'The delivery log: one row per event and endpoint, its attempts, and replays.' },

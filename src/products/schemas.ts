@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListOf } from '../http/list.js';
-import { StringMap } from '../http/string-map.js';
+import { Metadata, StringMap } from '../http/string-map.js';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
@@ -15,12 +15,6 @@ export const Price = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const Metadata = StringMap(Type.String({ maxLength: 500 }), {
-  maxProperties: 50,
-  propertyNames: { minLength: 1, maxLength: 40 },
-  description: 'Up to 50 string keys (1-40 characters) with string values (up to 500 characters).',
-});
 
 export const Product = Type.Object(
   {

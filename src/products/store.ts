@@ -1,8 +1,11 @@
+import type { Static } from '@sinclair/typebox';
 import type { Queryable } from '../db/db.js';
+import { SetList } from '../db/set.js';
 import { Where } from '../db/where.js';
-import { fetchPage, type Cursor, type Page } from '../http/pagination.js';
-import { toIso } from '../lib/iso.js';
-import type { ProductUpdateInput } from './schemas.js';
+import { fetchPage, type Cursor, type Page } from '../db/keyset.js';
+import { shape, type Row } from '../http/shape.js';
+import { isId } from '../lib/ids.js';
+import { Product, type ProductUpdateInput } from './schemas.js';
 
 export interface ProductRow {
   id: string;
@@ -16,38 +19,35 @@ export interface ProductRow {
   updated_at: Date;
 }
 
-export interface ProductView {
-  id: string;
-  name: string;
-  description: string | null;
-  price: { amount: number; currency: string } | null;
-  active: boolean;
-  metadata: Record<string, string>;
-  createdAt: string;
-  updatedAt: string;
-}
+/**
+ * The Product schema read from its row: every field by the shape's rule except the price, which is
+ * two columns (http/shape.ts).
+ */
+export const productShape = shape(Product, {
+  price: {
+    columns: ['price_amount', 'price_currency'],
+    read: (row) => (row.price_amount === null ? null : { amount: Number(row.price_amount), currency: row.price_currency as string }),
+    json: [
+      {
+        sql: `CASE WHEN price_amount IS NULL THEN 'null'
+                   ELSE '{"amount":' || price_amount || ',"currency":' || to_json(price_currency)::text || '}' END`,
+      },
+    ],
+  },
+});
 
-export const PRODUCT_COLUMNS = 'id, name, description, price_amount, price_currency, active, metadata, created_at, updated_at';
+export type ProductView = Static<typeof Product>;
 
-export function toView(row: ProductRow): ProductView {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    price: row.price_amount === null ? null : { amount: Number(row.price_amount), currency: row.price_currency! },
-    active: row.active,
-    metadata: row.metadata,
-    createdAt: toIso(row.created_at),
-    updatedAt: toIso(row.updated_at),
-  };
-}
+export const PRODUCT_COLUMNS = productShape.columns;
+
+export const toView = (row: ProductRow): ProductView => productShape.view(row);
 
 /** The subject of a product's events. */
 export function productSubject(id: string) {
   return { type: 'product', id, url: `/v1/products/${id}` };
 }
 
-/** A change to products as one statement with RETURNING, for mutateAndEmit to pair with its event. */
+/** A change to products as one statement with RETURNING, for the outbox to pair with its event. */
 export interface ProductStatement {
   sql: string;
   params: unknown[];
@@ -61,63 +61,42 @@ export async function findProduct(q: Queryable, workspaceId: string, id: string)
   return row ?? null;
 }
 
-/** ISO 8601 in UTC with milliseconds, as toIso writes it (stored times have millisecond precision). */
-const ISO_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-
-/**
- * A product's JSON text exactly as the API answers it (toView, serialised by the Product schema),
- * rendered by the database on either side of its metadata: `json_head` + metadata + `json_tail`.
- * The metadata map is serialised here, so its keys keep the order JavaScript gives them (integer-like
- * keys first), which jsonb does not.
- */
-const PRODUCT_JSON = `'{"id":' || to_json(id)::text || ',"name":' || to_json(name)::text
-       || ',"description":' || coalesce(to_json(description)::text, 'null')
-       || ',"price":' || CASE WHEN price_amount IS NULL THEN 'null'
-                              ELSE '{"amount":' || price_amount || ',"currency":' || to_json(price_currency)::text || '}' END
-       || ',"active":' || active::text || ',"metadata":' AS json_head,
-       ',"createdAt":"' || to_char(created_at AT TIME ZONE 'UTC', ${ISO_FORMAT})
-       || '","updatedAt":"' || to_char(updated_at AT TIME ZONE 'UTC', ${ISO_FORMAT}) || '"}' AS json_tail`;
-
-interface ProductJsonRow {
-  id: string;
-  created_at: Date;
-  metadata: Record<string, string>;
-  json_head: string;
-  json_tail: string;
+/** The products of `ids` in the workspace that are not deleted, by id; ids of any other shape find nothing. */
+export async function findProductsByIds(q: Queryable, workspaceId: string, ids: string[]): Promise<Map<string, ProductRow>> {
+  const wanted = [...new Set(ids.filter((id) => isId('prd', id)))];
+  if (wanted.length === 0) return new Map();
+  const rows = await q.query<ProductRow>(
+    `SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = ANY($1::text[]) AND workspace_id = $2 AND deleted_at IS NULL`,
+    [wanted, workspaceId],
+  );
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
 /**
- * A page of products as their JSON texts. Joining rendered text, as event lists join stored bodies,
+ * A page of products as their JSON texts, rendered by the database from the shape (the metadata map
+ * is serialised here, so its keys keep the order JavaScript gives them, integer-like keys first,
+ * which jsonb does not). Joining rendered text, as event lists join stored bodies,
  * replaces parsing every field of every row, building its view and serialising it again: that was
  * about 40% of the instructions of a list request (1.14 M against 0.67 M each, one query per
  * request). test/product-lists.test.ts holds every item to the single product's answer, byte for byte.
  */
 export async function listProductsJson(q: Queryable, workspaceId: string, cursor: Cursor | null, limit: number): Promise<Page<string>> {
   const where = new Where().add('workspace_id = $?', workspaceId).add('deleted_at IS NULL');
-  const page = await fetchPage<ProductJsonRow>(q, { select: `SELECT id, created_at, metadata, ${PRODUCT_JSON} FROM products`, where, cursor, limit });
-  return { ...page, rows: page.rows.map((r) => r.json_head + JSON.stringify(r.metadata) + r.json_tail) };
+  const page = await fetchPage<Row & { id: string; created_at: Date }>(q, { select: `SELECT id, created_at, ${productShape.json.select} FROM products`, where, cursor, limit });
+  return { ...page, rows: page.rows.map(productShape.json.text) };
 }
 
 /** Applies the given fields only, to a product that is not deleted. */
 export function updateProduct(workspaceId: string, id: string, input: ProductUpdateInput, now: Date): ProductStatement {
-  const sets: string[] = [];
-  const params: unknown[] = [id, workspaceId, now];
-  const set = (column: string, value: unknown) => {
-    params.push(value);
-    sets.push(`${column} = $${params.length}`);
-  };
-  if (input.name !== undefined) set('name', input.name);
-  if (input.description !== undefined) set('description', input.description);
-  if (input.price !== undefined) {
-    set('price_amount', input.price?.amount ?? null);
-    set('price_currency', input.price?.currency ?? null);
-  }
-  if (input.active !== undefined) set('active', input.active);
-  if (input.metadata !== undefined) set('metadata', JSON.stringify(input.metadata));
+  const set = new SetList([id, workspaceId, now], 'updated_at = $3')
+    .field('name', input.name)
+    .field('description', input.description);
+  if (input.price !== undefined) set.field('price_amount', input.price?.amount ?? null).field('price_currency', input.price?.currency ?? null);
+  set.field('active', input.active).field('metadata', input.metadata === undefined ? undefined : JSON.stringify(input.metadata));
   return {
-    sql: `UPDATE products SET updated_at = $3, ${sets.join(', ')}
+    sql: `UPDATE products SET ${set.sql}
            WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING ${PRODUCT_COLUMNS}`,
-    params,
+    params: set.params,
   };
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSvcClient, SvcError, type SvcClient } from '../../sdk/src/index.js';
+import { createSvcClient, SvcError, type Order, type SvcClient } from '../../sdk/src/index.js';
 import { userOf } from '../helpers/app.js';
 import { startLiveApp, type LiveApp } from '../helpers/live.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -61,6 +61,22 @@ describe('SDK client', () => {
       break;
     }
     expect(requested).toHaveLength(1);
+  });
+
+  it('creates an order, moves it and reads its events\' subject as an Order, all typed from the document', async () => {
+    const scarf = await svc.POST('/v1/products', { body: { name: 'SDK scarf', price: { amount: 2500, currency: 'EUR' } } });
+    const order: Order = await svc.POST('/v1/orders', { body: { lineItems: [{ productId: scarf.id, quantity: 2 }], metadata: { channel: 'sdk' } } });
+    expect(order).toMatchObject({ status: 'pending', currency: 'EUR', amountTotal: 5000, lineItems: [{ productId: scarf.id, name: 'SDK scarf', quantity: 2 }] });
+    const paid = await svc.POST('/v1/orders/{orderId}/pay', { params: { path: { orderId: order.id } } });
+    expect(paid.status).toBe('paid');
+    const refused = await refusal(svc.POST('/v1/orders/{orderId}/cancel', { params: { path: { orderId: order.id } } }));
+    expect(refused).toMatchObject({ status: 409, code: 'INVALID_STATE' });
+    const listed = await svc.GET('/v1/orders', { params: { query: { status: 'paid', expand: ['lineItems'] } } });
+    expect(listed.data[0]).toEqual(paid);
+    const [event] = (await svc.GET('/v1/events', { params: { query: { type: 'order.paid', limit: 1 } } })).data;
+    if (event.type !== 'order.paid') throw new Error(`unexpected ${event.type}`);
+    const subject: Order | null = await svc.fetchSubject(event);
+    expect(subject).toEqual(paid);
   });
 
   it('sends array query parameters comma-separated, as the document declares expand', async () => {

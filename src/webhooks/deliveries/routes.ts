@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { notFound, validation } from '../../http/errors.js';
+import { createdRange } from '../../http/created-range.js';
+import { notFound } from '../../http/errors.js';
 import { pageUrls, requestCursor } from '../../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { DEFAULT_LIMIT } from '../../http/pagination.js';
@@ -15,28 +16,12 @@ const read = { scope: 'workspace', permission: 'workspace:developer:read' } as c
 const write = { scope: 'workspace', permission: 'workspace:developer:write' } as const;
 type DeliveryParams = { Params: { deliveryId: string } };
 
-/**
- * The schema checks the date-time shape; an instant it lets through that Date cannot hold (a leap
- * second such as 23:59:60) or that falls outside years 1-9999 once its offset is applied (which the
- * engines cannot both read) is refused here rather than reaching the database.
- */
-function instant(value: string | undefined, name: string): Date | undefined {
-  if (value === undefined) return undefined;
-  const date = new Date(value);
-  const year = date.getUTCFullYear();
-  if (Number.isNaN(date.getTime()) || year < 1 || year > 9999) {
-    throw validation(`Invalid query: ${name} is not a valid ISO 8601 date-time.`, [{ path: `query.${name}`, message: 'not a valid date-time' }]);
-  }
-  return date;
-}
-
 function filtersOf(query: DeliveryListQueryInput): DeliveryFilters {
   return {
     endpointId: query.endpointId,
     status: query.status,
     eventType: query.eventType,
-    createdGte: instant(query.createdGte, 'createdGte'),
-    createdLte: instant(query.createdLte, 'createdLte'),
+    ...createdRange(query),
   };
 }
 

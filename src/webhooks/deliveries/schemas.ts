@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { EventTypeFilter } from '../../events/schemas.js';
+import { CreatedRange } from '../../http/created-range.js';
 import { ListOf } from '../../http/list.js';
 import { PageQuery } from '../../http/pagination.js';
 import { StringMap } from '../../http/string-map.js';
@@ -50,8 +51,7 @@ export const DeliveryListQuery = Type.Object(
     endpointId: Type.Optional(Type.String({ pattern: '^whe_[0-9a-z]{26}$', description: 'Only deliveries to this endpoint (whe_...).' })),
     status: Type.Optional(Status),
     eventType: Type.Optional(EventTypeFilter('Exact event type, from the catalog.')),
-    createdGte: Type.Optional(Type.String({ format: 'date-time', description: 'createdAt at or after this instant (ISO 8601 with offset).' })),
-    createdLte: Type.Optional(Type.String({ format: 'date-time', description: 'createdAt at or before this instant (ISO 8601 with offset).' })),
+    ...CreatedRange,
   },
   { additionalProperties: false },
 );

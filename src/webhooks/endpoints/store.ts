@@ -1,10 +1,13 @@
+import type { Static } from '@sinclair/typebox';
 import type { Queryable } from '../../db/db.js';
+import { SetList } from '../../db/set.js';
 import { Where } from '../../db/where.js';
-import { fetchPage, type Cursor, type Page } from '../../http/pagination.js';
+import { fetchPage, type Cursor, type Page } from '../../db/keyset.js';
+import { shape } from '../../http/shape.js';
 import { newId } from '../../lib/ids.js';
-import { toIso } from '../../lib/iso.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import { newSigningSecret } from '../secrets.js';
+import { WebhookEndpoint } from './schemas.js';
 
 export interface EndpointRow {
   id: string;
@@ -23,8 +26,11 @@ export interface EndpointRow {
   updated_at: Date;
 }
 
-export const ENDPOINT_COLUMNS =
-  'id, workspace_id, url, description, subscribed_events, active, disabled_reason, rate_limit, secret_enc, previous_secret_enc, previous_secret_expires_at, consecutive_failures, created_at, updated_at';
+/** The WebhookEndpoint schema read from its row, by the shape's rule (http/shape.ts). */
+export const endpointShape = shape(WebhookEndpoint);
+
+/** What the view shows and what sending needs, which the view never shows. */
+export const ENDPOINT_COLUMNS = `${endpointShape.columns}, workspace_id, secret_enc, previous_secret_enc, previous_secret_expires_at, consecutive_failures`;
 
 /** Creates an active endpoint with a fresh secret; the secret is returned in clear this once. */
 export async function createEndpoint(
@@ -59,32 +65,10 @@ export function signingSecrets(box: SecretBox, row: Pick<EndpointRow, 'secret_en
   return secrets;
 }
 
-export interface EndpointView {
-  id: string;
-  url: string;
-  description: string | null;
-  subscribedEvents: string[];
-  active: boolean;
-  disabledReason: 'manual' | 'auto' | null;
-  rateLimit: number | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type EndpointView = Static<typeof WebhookEndpoint>;
 
 /** The public shape: never any secret, sealed or not. */
-export function toView(row: EndpointRow): EndpointView {
-  return {
-    id: row.id,
-    url: row.url,
-    description: row.description,
-    subscribedEvents: row.subscribed_events,
-    active: row.active,
-    disabledReason: row.disabled_reason,
-    rateLimit: row.rate_limit,
-    createdAt: toIso(row.created_at),
-    updatedAt: toIso(row.updated_at),
-  };
-}
+export const toView = (row: EndpointRow): EndpointView => endpointShape.view(row);
 
 export async function listEndpoints(q: Queryable, workspaceId: string, cursor: Cursor | null, limit: number): Promise<Page<EndpointRow>> {
   const where = new Where().add('workspace_id = $?', workspaceId).add('deleted_at IS NULL');
@@ -105,25 +89,20 @@ export interface EndpointChanges {
  * the consecutive failure count. In SET, column names read the row's values before the update.
  */
 export async function updateEndpoint(q: Queryable, workspaceId: string, id: string, changes: EndpointChanges, now: Date): Promise<EndpointRow | null> {
-  const sets: string[] = [];
-  const params: unknown[] = [id, workspaceId, now];
-  const set = (column: string, value: unknown) => {
-    params.push(value);
-    sets.push(`${column} = $${params.length}`);
-  };
-  if (changes.url !== undefined) set('url', changes.url);
-  if (changes.subscribedEvents !== undefined) set('subscribed_events', changes.subscribedEvents);
-  if (changes.description !== undefined) set('description', changes.description);
-  if (changes.rateLimit !== undefined) set('rate_limit', changes.rateLimit);
+  const set = new SetList([id, workspaceId, now], 'updated_at = $3')
+    .field('url', changes.url)
+    .field('subscribed_events', changes.subscribedEvents)
+    .field('description', changes.description)
+    .field('rate_limit', changes.rateLimit);
   if (changes.active === false) {
-    sets.push("active = false", "disabled_reason = CASE WHEN active OR disabled_reason IS NULL THEN 'manual' ELSE disabled_reason END");
+    set.add('active = false').add("disabled_reason = CASE WHEN active OR disabled_reason IS NULL THEN 'manual' ELSE disabled_reason END");
   } else if (changes.active === true) {
-    sets.push('active = true', 'disabled_reason = NULL', 'consecutive_failures = CASE WHEN active THEN consecutive_failures ELSE 0 END');
+    set.add('active = true').add('disabled_reason = NULL').add('consecutive_failures = CASE WHEN active THEN consecutive_failures ELSE 0 END');
   }
   const [row] = await q.query<EndpointRow>(
-    `UPDATE webhook_endpoints SET updated_at = $3${sets.map((s) => `, ${s}`).join('')}
+    `UPDATE webhook_endpoints SET ${set.sql}
       WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING ${ENDPOINT_COLUMNS}`,
-    params,
+    set.params,
   );
   return row ?? null;
 }
