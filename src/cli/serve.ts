@@ -6,6 +6,7 @@ import { buildApp } from '../app.js';
 import { loggerOptions } from '../http/logger.js';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
+import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
 import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
 import { openContext } from '../runtime.js';
@@ -29,6 +30,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const ops = config.metricsPort !== null ? await startOpsServer(ctx, { redis: true }, { port: config.metricsPort, host: config.host }) : null;
   const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, deliveryLog(app.log)) : null;
   const retention = startRetention(ctx, (err) => app.log.error({ err }, 'retention failed'));
+  const cleanup = startIdempotencyCleanup(ctx, (err) => app.log.error({ err }, 'idempotency key clean-up failed'));
 
   // Requests in progress finish and new ones get 503 (app.ts), attempts in flight end and are
   // recorded (up to the delivery time-out); a stop that cannot finish (the database silent) still
@@ -40,6 +42,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     exitAfter(config.deliveryTimeoutMs + config.dbQueryTimeoutMs + 5_000, () => app.log.error('shutdown did not finish in time: exiting'));
     await app.close();
     await retention.stop();
+    await cleanup.stop();
     await workers?.stop();
     await ops?.close();
     await ctx.rateLimits.close();
