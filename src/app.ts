@@ -5,6 +5,7 @@ import type { AppContext } from './context.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { ApiError, ErrorBody } from './http/errors.js';
 import { registerJsonParser } from './http/json-body.js';
+import { registerIdempotency } from './idempotency/plugin.js';
 import { requestLogger } from './http/logger.js';
 import { settle } from './http/settle.js';
 import { checkRequestUrl } from './http/url.js';
@@ -66,6 +67,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
 
   registerHttpMetrics(app, ctx.metrics);
   registerAuth(app, ctx);
+  registerIdempotency(app, ctx);
   const unfollow = await ctx.credentials.follow(ctx.db);
   app.addHook('onClose', async () => unfollow());
   await registerRoutes(app, ctx);

@@ -77,7 +77,7 @@ export function createContext(
     credentials: new CredentialCache(),
     notifier,
     outbox,
-    productCreations: new ProductCreations(outbox),
+    productCreations: new ProductCreations(db, outbox),
     reads: new ReadCoalescer(db.engine === 'pglite'),
     cursors: new CursorCodec(secrets.deriveKey('cursor')),
     metrics: new Metrics(db, clock),

@@ -176,12 +176,16 @@ describe('fuzzing every route of the OpenAPI document', () => {
     const workspaceHeader = clean
       ? fc.constant(op.pathParams.includes('workspaceId') ? null : workspaces[0])
       : fc.option(fc.oneof(fc.constantFrom(...workspaces), hostileString.map(headerSafe)), { freq: 2 });
+    // A few keys shared by every POST, so replays and mismatches occur too; and any text.
+    const idempotencyKey =
+      op.method === 'POST' ? fc.option(fc.oneof(fc.constantFrom('fuzz-1', 'fuzz-2'), hostileString.map(headerSafe)), { freq: 2 }) : fc.constant(null);
     return fc
-      .record({ method, path, query: queryString(op, clean), credential, workspaceHeader, contentType, payload: body(op, clean) })
+      .record({ method, path, query: queryString(op, clean), credential, workspaceHeader, idempotencyKey, contentType, payload: body(op, clean) })
       .map((r) => {
         const headers: Record<string, string> = {};
         if (r.credential.token) headers.authorization = `Bearer ${r.credential.token}`;
         if (r.workspaceHeader !== null) headers['service-workspace-id'] = r.workspaceHeader;
+        if (r.idempotencyKey !== null) headers['idempotency-key'] = r.idempotencyKey;
         if (r.payload !== undefined && r.contentType) headers['content-type'] = r.contentType;
         const url = r.query ? `${r.path}?${r.query}` : r.path;
         const options: InjectOptions = { method: r.method as InjectOptions['method'], url, headers };

@@ -228,6 +228,26 @@ describe('hostile input', () => {
     });
   });
 
+  describe('idempotency keys', () => {
+    it('refuses an empty, too long or non-printable Idempotency-Key on every POST route with 400, storing nothing', async () => {
+      const posts = routes.filter((r) => r.method === 'POST');
+      expect(posts.length).toBeGreaterThan(0);
+      for (const route of posts) {
+        const url = route.path.replace('{workspaceId}', ws).replace(/\{(\w+)\}/g, 'nope');
+        const token = url.includes('/api-keys') ? owner : key;
+        for (const bad of ['', 'k'.repeat(256), 'tab\there', 'bell\u0007', 'del\u007f', 'caf\u00e9']) {
+          await refused({ method: 'POST', url, headers: { ...auth(token), 'idempotency-key': bad } }, 400, 'VALIDATION');
+        }
+      }
+      // Control characters that HTTP itself forbids never reach a route: the parser refuses them.
+      for (const bad of ['a\u0000b', 'a\rb', 'a\nb']) {
+        const res = await rawRequest(port, `POST /v1/products HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nIdempotency-Key: ${bad}\r\nContent-Length: 0\r\n\r\n`);
+        expect(res.status, JSON.stringify(bad)).toBe(400);
+      }
+      expect(await t.ctx.db.query('SELECT id FROM idempotency_keys')).toEqual([]);
+    });
+  });
+
   describe('paths and ids', () => {
     const badIds = [
       'x',

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDemo } from '../src/admin/demo.js';
 import { ConfigError } from '../src/config.js';
 import { SecretBox } from '../src/lib/secretbox.js';
+import { findResponse, keyScope, saveResponse } from '../src/idempotency/store.js';
 import { keyMatches, rotateMasterKey, verifyMasterKey } from '../src/ops/master-key.js';
 import { createEndpoint, rotateSecret, signingSecrets } from '../src/webhooks/endpoints/store.js';
 import { openTestDb, type TestDb } from './helpers/db.js';
@@ -38,6 +39,7 @@ describe('master key', () => {
   beforeEach(async () => {
     await testDb.db.query('DELETE FROM master_key_check');
     await testDb.db.query('DELETE FROM webhook_endpoints');
+    await testDb.db.query('DELETE FROM idempotency_keys');
   });
 
   it('stores a check value at the first start and refuses any other key from then on, in one line naming it', async () => {
@@ -66,12 +68,18 @@ describe('master key', () => {
     const secrets = await endpoints(current);
     expect(secrets.map((s) => s.length)).toEqual([1, 2]);
     const before = await sealed();
+    // A stored idempotent response (a created endpoint's, with its secret) is sealed too.
+    const scope = keyScope(workspaceId, 'key_x');
+    const response = { requestHash: 'h', status: 201, contentType: 'application/json; charset=utf-8', body: JSON.stringify({ secret: secrets[0][0] }) };
+    await saveResponse(testDb.db, current, scope, 'k', response, now);
 
     const next = box();
     const later = new Date(now.getTime() + 60_000);
     expect(await rotateMasterKey(testDb.db, current, next, later)).toEqual({
-      reencrypted: { 'webhook_endpoints.secret_enc': 2, 'webhook_endpoints.previous_secret_enc': 1 },
+      reencrypted: { 'webhook_endpoints.secret_enc': 2, 'webhook_endpoints.previous_secret_enc': 1, 'idempotency_keys.response_enc': 1 },
     });
+    expect(await findResponse(testDb.db, next, scope, 'k', new Date(0))).toEqual(response);
+    await expect(findResponse(testDb.db, current, scope, 'k', new Date(0))).rejects.toThrow();
     const after = await sealed();
     // The same secrets, sealed anew: only the new key opens them.
     expect(after.map((row) => signingSecrets(next, row, now))).toEqual(secrets);

@@ -153,6 +153,23 @@ describe('GET /openapi.json', () => {
     for (const path of ['/v1/webhooks/endpoints/{endpointId}/send-test-event', '/v1/webhooks/deliveries/{deliveryId}/replay']) {
       expect(doc.paths[path].post.responses['409'].description).toContain('ENDPOINT_INACTIVE');
     }
+    // Every POST takes an Idempotency-Key, with its errors, and says when a success is a replay.
+    const posts = operations().filter(({ path, method }) => method === 'POST' && path.startsWith('/v1/'));
+    expect(posts.length).toBeGreaterThan(5);
+    for (const { path, op } of posts) {
+      const key = op.parameters?.find((p) => p.in === 'header' && p.name === 'idempotency-key');
+      expect(key, path).toBeDefined();
+      expect(key!.required, path).not.toBe(true);
+      expect(key!.schema, path).toMatchObject({ type: 'string', minLength: 1, maxLength: 255 });
+      expect(op.responses['409'].description, path).toContain('IDEMPOTENCY_IN_PROGRESS');
+      expect(op.responses['422'].description, path).toContain('IDEMPOTENCY_MISMATCH');
+      const success = Object.keys(op.responses).filter((s) => s.startsWith('2'));
+      for (const status of success) expect(op.responses[status].headers, `${path} ${status}`).toHaveProperty('Idempotent-Replayed');
+    }
+    for (const { path, method, op } of operations().filter((o) => o.method !== 'POST')) {
+      expect((op.parameters ?? []).map((p) => p.name), `${method} ${path}`).not.toContain('idempotency-key');
+      expect(op.responses['200']?.headers ?? {}, `${method} ${path}`).not.toHaveProperty('Idempotent-Replayed');
+    }
     expect(errorStatuses(doc.paths['/v1/me'].get)).toEqual(['400', '401', '429', '500', '503']);
     const error = doc.components.schemas.Error;
     expect(error.properties.error.required).toEqual(expect.arrayContaining(['code', 'message', 'requestId']));
@@ -251,11 +268,11 @@ describe('GET /openapi.json', () => {
 });
 
 describe('route conventions', () => {
-  // What switching on a header for every POST does (idempotency keys will be the first).
+  // What switching on a header for every POST does, shown with a header of its own.
   const header: PostHeader = { name: 'X-Example-Key', schema: Type.String({ minLength: 1, maxLength: 8 }), errors: ['ENDPOINT_INACTIVE'] };
 
-  it('honours no POST header yet, so documents none', () => {
-    expect(POST_HEADERS).toEqual([]);
+  it('honours Idempotency-Key on every POST', () => {
+    expect(POST_HEADERS.map((h) => [h.name, h.errors])).toEqual([['Idempotency-Key', ['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_MISMATCH']]]);
   });
 
   it('adds a POST header to every POST under /v1 only: validated, documented, with its errors', async () => {

@@ -981,7 +981,7 @@ export interface components {
         /** @description The error envelope of every 4xx and 5xx response. */
         Error: {
             error: {
-                code: "VALIDATION" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ENDPOINT_INACTIVE" | "INVALID_STATE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                code: "VALIDATION" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ENDPOINT_INACTIVE" | "INVALID_STATE" | "IDEMPOTENCY_IN_PROGRESS" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_MISMATCH" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
                 message: string;
                 requestId: string;
                 details?: {
@@ -1913,6 +1913,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path?: never;
             cookie?: never;
@@ -1943,6 +1945,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1980,6 +1984,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
@@ -1992,6 +2006,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2522,6 +2546,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path?: never;
             cookie?: never;
@@ -2550,6 +2576,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2587,6 +2615,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
@@ -2599,6 +2637,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2885,6 +2933,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Order id (ord_...). */
@@ -2900,6 +2950,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2947,7 +2999,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -2969,6 +3021,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3018,6 +3080,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Order id (ord_...). */
@@ -3033,6 +3097,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3080,7 +3146,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -3102,6 +3168,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3151,6 +3227,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Order id (ord_...). */
@@ -3166,6 +3244,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3213,7 +3293,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -3235,6 +3315,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3284,6 +3374,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Order id (ord_...). */
@@ -3299,6 +3391,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3346,7 +3440,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -3368,6 +3462,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -3728,6 +3832,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3751,6 +3857,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3806,6 +3914,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
@@ -3818,6 +3936,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4338,6 +4466,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Webhook endpoint id (whe_...). */
@@ -4353,6 +4483,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4408,6 +4540,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
@@ -4420,6 +4562,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4469,6 +4621,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Webhook endpoint id (whe_...). */
@@ -4484,6 +4638,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4536,7 +4692,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -4558,6 +4714,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -4862,6 +5028,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Webhook delivery id (whd_...). */
@@ -4877,6 +5045,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4930,7 +5100,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -4952,6 +5122,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5115,6 +5295,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Workspace id (wsp_...). */
@@ -5148,6 +5330,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5195,6 +5379,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
@@ -5207,6 +5401,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5756,6 +5960,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Workspace id (wsp_...). */
@@ -5787,6 +5993,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5834,6 +6042,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
@@ -5846,6 +6064,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6136,6 +6364,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Workspace id (wsp_...). */
@@ -6153,6 +6383,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6200,7 +6432,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -6222,6 +6454,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6271,6 +6513,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Workspace id (wsp_...). */
@@ -6288,6 +6532,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6335,7 +6581,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -6357,6 +6603,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6406,6 +6662,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Workspace id (wsp_...). */
@@ -6423,6 +6681,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6470,7 +6730,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -6492,6 +6752,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -6541,6 +6811,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Workspace id (wsp_...). */
@@ -6558,6 +6830,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6605,7 +6879,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -6627,6 +6901,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7015,6 +7299,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Workspace id (wsp_...). */
@@ -7041,6 +7327,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7106,6 +7394,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
@@ -7118,6 +7416,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7657,6 +7965,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Workspace id (wsp_...). */
@@ -7674,6 +7984,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7729,6 +8041,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
@@ -7741,6 +8063,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7790,6 +8122,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Workspace id (wsp_...). */
@@ -7807,6 +8141,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7859,7 +8195,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -7881,6 +8217,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -8200,6 +8546,8 @@ export interface operations {
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
                 "service-workspace-id"?: string;
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
             };
             path: {
                 /** @description Workspace id (wsp_...). */
@@ -8217,6 +8565,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8270,7 +8620,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -8292,6 +8642,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -8462,7 +8822,10 @@ export interface operations {
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description Workspace id (wsp_...). */
                 workspaceId: string;
@@ -8486,6 +8849,8 @@ export interface operations {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8548,6 +8913,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
@@ -8560,6 +8935,16 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;

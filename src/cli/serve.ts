@@ -7,6 +7,7 @@ import { loggerOptions } from '../http/logger.js';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import { keepStatistics } from '../db/statistics.js';
+import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
 import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
 import { openContext } from '../runtime.js';
@@ -31,6 +32,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, deliveryLog(app.log)) : null;
   const retention = startRetention(ctx, (err) => app.log.error({ err }, 'retention failed'));
   const statistics = keepStatistics(ctx.db, (err) => app.log.error({ err }, 'statistics refresh failed'));
+  const cleanup = startIdempotencyCleanup(ctx, (err) => app.log.error({ err }, 'idempotency key clean-up failed'));
 
   // Requests in progress finish and new ones get 503 (app.ts), attempts in flight end and are
   // recorded (up to the delivery time-out); a stop that cannot finish (the database silent) still
@@ -43,6 +45,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     await app.close();
     await retention.stop();
     await statistics.stop();
+    await cleanup.stop();
     await workers?.stop();
     await ops?.close();
     await ctx.rateLimits.close();

@@ -18,13 +18,37 @@ export interface PoolStats {
   max: number;
 }
 
+/**
+ * A request's transaction, opened by Db.openScope: every statement made through that Db inside
+ * run() joins it, until commit() or rollback() (see scope.ts).
+ */
+export interface ScopedTransaction extends Queryable {
+  run<T>(fn: () => T): T;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
 export interface Db extends Queryable {
   readonly engine: 'postgres' | 'pglite';
   /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. With
-   * `unbounded`, its statements have no time-out (migrations).
+   * `unbounded`, its statements have no time-out (migrations). Inside an open scope (openScope) it
+   * is a savepoint of the scope's transaction instead.
    */
   tx<T>(fn: (q: Queryable) => Promise<T>, options?: { unbounded?: boolean }): Promise<T>;
+  /**
+   * Opens a transaction that every query and tx of this Db made inside its run() joins, so a
+   * request's whole change commits or rolls back as one (idempotency keys: src/idempotency/). On
+   * PGlite it holds the one connection until it ends: everything else waits for it.
+   */
+  openScope(): Promise<ScopedTransaction>;
+  /**
+   * Work for once a write has committed (waking or feeding delivery workers): now, when no scope
+   * is open here; else when the scope commits, and `onRollback` instead if it does not.
+   */
+  afterCommit(onCommit: () => void, onRollback?: () => void): void;
+  /** Whether a statement made here now joins an open scope. */
+  inScope(): boolean;
   /**
    * Opens a transaction that stays open while the caller does other work (delivery workers hold row
    * locks this way, engine/held-claim.ts). PostgreSQL only: PGlite has one connection, which an

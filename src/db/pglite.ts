@@ -1,5 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
-import type { Db, Queryable } from './db.js';
+import type { Db, OpenTransaction, Queryable } from './db.js';
+import { withScopes } from './scope.js';
 
 /**
  * The embedded engine: real PostgreSQL compiled to WASM, in-process, one connection. `dataDir`
@@ -15,7 +16,37 @@ export async function openPglite(dataDir: string | null): Promise<Db> {
     return result.rows;
   }
 
-  return {
+  /**
+   * A transaction kept open until commit() or rollback(), for a scope (scope.ts): PGlite's own
+   * transaction() holds the one connection while its callback runs, so the callback waits for the end.
+   */
+  function hold(): Promise<OpenTransaction> {
+    return new Promise((opened, failed) => {
+      let end!: (commit: boolean) => void;
+      const ending = new Promise<boolean>((resolve) => (end = resolve));
+      let began = false;
+      const finished = pg.transaction(async (tx) => {
+        began = true;
+        opened({
+          query: async <R>(sql: string, params?: unknown[]) => (await tx.query<R>(sql, params)).rows,
+          commit: async () => {
+            end(true);
+            await finished;
+          },
+          rollback: async () => {
+            end(false);
+            await finished;
+          },
+        });
+        if (!(await ending)) await tx.rollback();
+      });
+      finished.catch((error) => {
+        if (!began) failed(error);
+      });
+    });
+  }
+
+  return withScopes({
     engine: 'pglite',
     query,
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
@@ -30,5 +61,5 @@ export async function openPglite(dataDir: string | null): Promise<Db> {
     async close() {
       await pg.close();
     },
-  };
+  }, hold);
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { Listener } from './listener.js';
 import { DatabaseUnavailableError, type Db, type OpenTransaction, type Queryable } from './db.js';
+import { withScopes } from './scope.js';
 import { parseTimestamptz } from './timestamps.js';
 
 // int8 (count(*), bigint columns) as JavaScript numbers: every value we store fits in 2^53.
@@ -173,7 +174,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     };
   }
 
-  return {
+  return withScopes({
     engine: 'postgres',
     query,
     begin: (settings) => begin(settings),
@@ -205,5 +206,5 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       await listener.close();
       await pool.end();
     },
-  };
+  }, () => begin());
 }

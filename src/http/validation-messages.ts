@@ -37,6 +37,14 @@ const FORMATS: Record<string, string> = {
   uri: 'an absolute URL',
 };
 
+/** Printable ASCII, space to tilde: a pattern for header values (Idempotency-Key). */
+export const PRINTABLE_ASCII = '^[\\x20-\\x7E]*$';
+
+/** Patterns described in words rather than shown. */
+const PATTERNS: Record<string, string> = {
+  [PRINTABLE_ASCII]: 'must be printable ASCII characters only (space to ~)',
+};
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** One of: `a`; `a or b`; `a, b or c`. */
@@ -84,7 +92,7 @@ function sentence(e: AjvError): Pick<Item, 'message' | 'kinds' | 'values'> {
     case 'format':
       return { message: `must be ${FORMATS[String(p.format)] ?? `a valid ${p.format}`}` };
     case 'pattern':
-      return { message: `must match the pattern ${p.pattern}` };
+      return { message: PATTERNS[String(p.pattern)] ?? `must match the pattern ${p.pattern}` };
     default:
       return { message: e.message ?? 'is invalid' };
   }

@@ -28,6 +28,11 @@ export class SecretBox {
     return plain;
   }
 
+  /** Decrypts without keeping the result: for values read rarely (stored responses), which would only crowd out the secrets. */
+  decryptOnce(sealed: string): string {
+    return this.opened.get(sealed) ?? this.open(sealed);
+  }
+
   private open(sealed: string): string {
     const [version, iv, tag, data] = sealed.split('.');
     if (version !== 'v1') throw new Error('unknown secret encoding');

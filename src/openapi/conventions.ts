@@ -1,6 +1,7 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
 import { ERROR_MEANINGS, ERROR_STATUS, type ErrorCode } from '../http/errors.js';
+import { IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, IdempotencyKey, IdempotentReplayed } from '../idempotency/header.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -12,20 +13,28 @@ declare module 'fastify' {
   }
 }
 
-/** A request header that every POST under /v1 honours, and the error codes it adds. */
+/** A request header that every POST under /v1 honours, the error codes it adds and the headers it adds to successes. */
 export interface PostHeader {
   /** As clients write it, e.g. `Idempotency-Key`. */
   name: string;
   schema: TSchema;
   errors: ErrorCode[];
+  /** Response headers a success may carry because of it, as the document's header objects. */
+  responseHeaders?: Record<string, { description: string; schema: Record<string, unknown> }>;
 }
 
 /**
- * Headers every POST under /v1 honours. Idempotency keys (DESIGN "Idempotency keys") are switched on
- * by adding their entry here: every POST then validates the header, and the OpenAPI document shows
- * it with its errors. It stays empty while the service honours no such header.
+ * Headers every POST under /v1 honours: every POST validates them, and the OpenAPI document shows
+ * them with their errors. Idempotency keys: DESIGN "Idempotency keys", src/idempotency/.
  */
-export const POST_HEADERS: readonly PostHeader[] = [];
+export const POST_HEADERS: readonly PostHeader[] = [
+  {
+    name: IDEMPOTENCY_KEY,
+    schema: IdempotencyKey,
+    errors: ['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_MISMATCH'],
+    responseHeaders: { [IDEMPOTENT_REPLAYED]: IdempotentReplayed },
+  },
+];
 
 /** Methods whose requests Fastify reads a body of (so 400 on bad JSON, 413 and 415 apply). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

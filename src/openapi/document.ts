@@ -41,8 +41,9 @@ type Document = Record<string, any> & { paths: Record<string, Record<string, Ope
 const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 const IN_WORKSPACE = '/v1/workspaces/{workspaceId}/';
 
-/** Every operation of the document's paths, with its path. */
-const operationsOf = (doc: Document) => Object.entries(doc.paths).flatMap(([path, methods]) => Object.values(methods).map((op) => ({ path, op })));
+/** Every operation of the document's paths, with its path and method. */
+const operationsOf = (doc: Document) =>
+  Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
 
 /**
  * An operation that exists at both mounts keeps its operationId at `/v1/...`; its twin at
@@ -81,17 +82,20 @@ const SUCCESS: Record<string, string> = { '200': 'OK', '201': 'Created' };
 /**
  * A success without a description of its own says what its status says. Request-Id is on every
  * answer; the rate-limit headers on /v1 successes and 429s; Retry-After and WWW-Authenticate where
- * they apply.
+ * they apply; on a /v1 POST's success, the headers its POST headers add (Idempotent-Replayed).
  */
-function responseDetails(doc: Document): void {
-  for (const { path, op } of operationsOf(doc)) {
+function responseDetails(doc: Document, postHeaders: readonly PostHeader[]): void {
+  const fromPostHeaders = Object.assign({}, ...postHeaders.map((h) => h.responseHeaders ?? {})) as Record<string, unknown>;
+  for (const { path, method, op } of operationsOf(doc)) {
     for (const [status, response] of Object.entries(op.responses)) {
       if (response.description === 'Default Response' && SUCCESS[status]) response.description = SUCCESS[status];
-      const limited = path.startsWith('/v1/') && (status.startsWith('2') || status === '429');
+      const api = path.startsWith('/v1/');
+      const limited = api && (status.startsWith('2') || status === '429');
       response.headers = {
         ...response.headers,
         'Request-Id': header('RequestId'),
         ...(limited ? { RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimitPolicy') } : {}),
+        ...(api && method === 'post' && status.startsWith('2') ? fromPostHeaders : {}),
         ...(status === '429' ? { 'Retry-After': header('RetryAfter') } : {}),
         ...(status === '401' ? { 'WWW-Authenticate': header('WWWAuthenticate') } : {}),
       };
@@ -100,10 +104,10 @@ function responseDetails(doc: Document): void {
 }
 
 /** The document-wide conventions, applied once to the document @fastify/swagger builds from the routes. */
-export function completeDocument(doc: Document): Document {
+export function completeDocument(doc: Document, postHeaders: readonly PostHeader[]): Document {
   distinguishMounts(doc);
   expandParameters(doc);
-  responseDetails(doc);
+  responseDetails(doc, postHeaders);
   doc.webhooks = webhooksSection();
   doc.components = { ...doc.components, headers: HEADERS, parameters: WEBHOOK_HEADER_PARAMETERS };
   return doc;
@@ -134,6 +138,6 @@ export function swaggerOptions(publicUrl: string, postHeaders: readonly PostHead
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
     transform: ({ schema, url, route }) => ({ schema: documentedSchema(route, postHeaders) ?? schema, url }),
-    transformObject: (built) => completeDocument((built as { openapiObject: Document }).openapiObject),
+    transformObject: (built) => completeDocument((built as { openapiObject: Document }).openapiObject, postHeaders),
   };
 }

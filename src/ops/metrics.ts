@@ -103,7 +103,7 @@ export class Metrics implements EngineMetrics {
     });
     this.inFlight = new Gauge({ name: 'svc_webhook_attempts_in_flight', help: 'Requests to webhook receivers in flight in this process.', registers });
     this.autoDisables = new Counter({ name: 'svc_webhook_endpoint_auto_disables_total', help: 'Endpoints disabled after consecutive failed deliveries.', registers });
-    this.retained = new Counter({ name: 'svc_retention_deleted_rows_total', help: 'Rows deleted by retention (SVC_RETENTION), by table.', labelNames: ['table'], registers });
+    this.retained = new Counter({ name: 'svc_retention_deleted_rows_total', help: 'Rows deleted by retention (SVC_RETENTION) and by the clean-up of expired idempotency keys, by table.', labelNames: ['table'], registers });
     this.due = new Gauge({
       name: 'svc_webhook_deliveries_due',
       help: `Pending deliveries whose next attempt is due (counted up to ${DUE_COUNT_CAP}); the same for every process of a database.`,

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppContext } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { idTimePrefix, type IdPrefix } from '../lib/ids.js';
+import { startPeriodic } from './periodic.js';
 
 /** Rows deleted per statement at most: each batch is a short transaction that holds few locks. */
 export const RETENTION_BATCH = 1000;
@@ -110,26 +111,5 @@ export async function runRetention(ctx: AppContext, options: RetentionOptions = 
  */
 export function startRetention(ctx: AppContext, onError: (error: unknown) => void): { stop(): Promise<void> } {
   if (ctx.config.retentionMs <= 0) return { stop: async () => {} };
-  let stopped = false;
-  let running: Promise<unknown> | null = null;
-  let timer: NodeJS.Timeout | null = null;
-  const schedule = (ms: number) => {
-    timer = setTimeout(() => {
-      running = runRetention(ctx, { stopped: () => stopped })
-        .catch(onError)
-        .finally(() => {
-          running = null;
-          if (!stopped) schedule(RETENTION_INTERVAL_MS);
-        });
-    }, ms);
-    timer.unref();
-  };
-  schedule(RETENTION_FIRST_RUN_MS);
-  return {
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  return startPeriodic((stopped) => runRetention(ctx, { stopped }), { firstMs: RETENTION_FIRST_RUN_MS, intervalMs: RETENTION_INTERVAL_MS }, onError);
 }

@@ -175,7 +175,8 @@ export async function changeManyIn<Row, Input>(q: Queryable, batch: Batch<Input>
 
 /**
  * The standalone writes: each a statement of its own, committed when it returns, whose deliveries
- * are handed to this process's workers (notifier.ts) or wake workers after it.
+ * are handed to this process's workers (notifier.ts) or wake workers after it. Inside a request's
+ * transaction (db/scope.ts) the statement joins it, and the hand-off waits for its commit.
  */
 export class Outbox {
   constructor(
@@ -199,7 +200,8 @@ export class Outbox {
       handOff?.cancel();
       throw error;
     }
-    this.notifier.committed(handOff, rows.length > 0 ? 1 : 0, rows[0]?.fanout ?? undefined, () => event.body);
+    const fanout = rows[0]?.fanout ?? undefined;
+    this.settle(handOff, rows.length > 0 ? 1 : 0, fanout, () => event.body);
     return withoutFanOut(rows);
   }
 
@@ -217,7 +219,19 @@ export class Outbox {
       throw error;
     }
     const bodies = new Map(batch.rows.map((r) => [r.event_id, r.event_body]));
-    this.notifier.committed(handOff, batch.rows.length, rows[0]?.fanout ?? undefined, (eventId) => bodies.get(eventId));
+    this.settle(handOff, batch.rows.length, rows[0]?.fanout ?? undefined, (eventId) => bodies.get(eventId));
     return withoutFanOut(rows);
+  }
+
+  /**
+   * Hands the write's rows to the local worker and wakes workers once it has committed: at once
+   * for a statement of its own, at the end of a request's transaction when it joined one (a keyed
+   * POST, db/scope.ts), never for rows that are rolled back.
+   */
+  private settle(handOff: HandOff | null, events: number, fanout: FanOutResult | undefined, bodyOf: (eventId: string) => string | undefined): void {
+    this.db.afterCommit(
+      () => this.notifier.committed(handOff, events, fanout, bodyOf),
+      () => handOff?.cancel(),
+    );
   }
 }

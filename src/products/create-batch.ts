@@ -1,5 +1,5 @@
 import { newId } from '../lib/ids.js';
-import type { Queryable } from '../db/db.js';
+import type { Db, Queryable } from '../db/db.js';
 import type { HandOff } from '../outbox/notifier.js';
 import { changeManyIn, eventFields, type Batch, type EventFields, type Outbox } from '../outbox/outbox.js';
 import type { ProductCreateInput } from './schemas.js';
@@ -69,10 +69,16 @@ export class ProductCreations {
   private inFlight = 0;
   private scheduled = false;
 
-  constructor(private readonly outbox: Outbox) {}
+  constructor(
+    private readonly db: Db,
+    private readonly outbox: Outbox,
+  ) {}
 
   create(workspaceId: string, input: ProductCreateInput, now: Date): Promise<ProductRow> {
     const row = creationRow(workspaceId, input, now);
+    // A creation inside a request's transaction (a keyed POST, db/scope.ts) is written alone in it:
+    // a batch is shared by requests, and must not commit or roll back with one of them.
+    if (this.db.inScope()) return insertCreations(this.outbox, [row]).then(([created]) => created);
     return new Promise((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
       this.schedule();

@@ -36,6 +36,18 @@ describe('SDK client', () => {
     expect(requested.every((url) => url.startsWith(`${t.base}/v1/`))).toBe(true);
   });
 
+  it('retries a POST safely with an Idempotency-Key header: the same product, and a refusal for another body', async () => {
+    const key = `sdk-${Date.now()}`;
+    const body = { name: 'SDK retried hat' };
+    const first = await svc.POST('/v1/products', { params: { header: { 'idempotency-key': key } }, body });
+    const again = await svc.POST('/v1/products', { params: { header: { 'idempotency-key': key } }, body });
+    expect(again).toEqual(first);
+    const mismatch = await refusal(svc.POST('/v1/products', { params: { header: { 'idempotency-key': key } }, body: { name: 'Another' } }));
+    expect([mismatch.status, mismatch.code]).toEqual([422, 'IDEMPOTENCY_MISMATCH']);
+    const named = (await t.call(t.demo.workspaces[0].apiKey, 'GET', '/v1/products?limit=100')).json().data.filter((p: { name: string }) => p.name === body.name);
+    expect(named).toHaveLength(1);
+  });
+
   it('paginates over nextPageUrl with an async iterator, fetching pages as the loop asks', async () => {
     for (let i = 0; i < 23; i++) await svc.POST('/v1/products', { body: { name: `Paged ${i}` } });
     const all = (await t.call(t.demo.workspaces[0].apiKey, 'GET', '/v1/products?limit=100')).json().data.map((p: { id: string }) => p.id);
