@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { CredentialCache } from './auth/cache.js';
 import { ConfigError, type Config } from './config.js';
 import { HELD_CLAIMS_PER_WORKER } from './webhooks/engine/held-claim.js';
+import { EventHub } from './events/stream/hub.js';
+import { EventWakeups } from './outbox/event-wakeups.js';
+import { InFlightWrites } from './outbox/in-flight.js';
 import { DeliveryNotifier } from './outbox/notifier.js';
 import { Outbox } from './outbox/outbox.js';
 import { ProductCreations } from './products/create-batch.js';
@@ -67,7 +70,9 @@ export function createContext(
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
   const notifier = new DeliveryNotifier(db, clock, config.leaseMs);
-  const outbox = new Outbox(db, notifier);
+  const writes = new InFlightWrites(clock, config.streamSettleMs);
+  const eventWakeups = new EventWakeups(db);
+  const outbox = new Outbox(db, notifier, eventWakeups, writes);
   return {
     config,
     db,
@@ -77,6 +82,9 @@ export function createContext(
     credentials: new CredentialCache(),
     notifier,
     outbox,
+    writes,
+    eventWakeups,
+    eventStreams: new EventHub({ db, writes, wakeups: eventWakeups, pollIntervalMs: config.pollIntervalMs }),
     productCreations: new ProductCreations(outbox),
     reads: new ReadCoalescer(db.engine === 'pglite'),
     cursors: new CursorCodec(secrets.deriveKey('cursor')),

@@ -73,10 +73,12 @@ export class ProductCreations {
 
   create(workspaceId: string, input: ProductCreateInput, now: Date): Promise<ProductRow> {
     const row = creationRow(workspaceId, input, now);
-    return new Promise((resolve, reject) => {
+    // Its event has its time already: event streams must not pass it while it waits for its batch.
+    const release = this.outbox.hold(now);
+    return new Promise<ProductRow>((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
       this.schedule();
-    });
+    }).finally(release);
   }
 
   private schedule(): void {
