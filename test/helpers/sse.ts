@@ -113,3 +113,30 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
     req.end();
   });
 }
+
+/** What injectStream answers: the status, the headers and the body read so far. */
+export interface StreamHead {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The whole body of an answer that ends (an error), else its first chunk. */
+  body: string;
+  json(): any;
+}
+
+/**
+ * `app.inject` for a route that may answer with a stream that does not end: resolves with the
+ * head and the first chunk of a stream (then hangs up), or the whole body of any other answer.
+ */
+export async function injectStream(app: { inject(options: object): Promise<any> }, options: Record<string, unknown>): Promise<StreamHead> {
+  const controller = new AbortController();
+  const res = await app.inject({ ...options, payloadAsStream: true, signal: controller.signal });
+  const streaming = String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
+  let body = '';
+  const stream = res.stream() as NodeJS.ReadableStream;
+  for await (const chunk of stream) {
+    body += chunk;
+    if (streaming) break;
+  }
+  if (streaming) controller.abort();
+  return { statusCode: res.statusCode, headers: res.headers, body, json: () => JSON.parse(body) };
+}

@@ -94,6 +94,9 @@ export function eventStreamRoutes(app: FastifyInstance, ctx: AppContext, mount: 
         throw validation(`${path === 'query.after' ? 'after' : 'Last-Event-ID'} must be an event id (evt_...).`, [{ path, message: 'not an event id' }]);
       }
       const workspaceId = request.workspace!.id;
+      reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').header('x-accel-buffering', 'no');
+      // HEAD gets the answer's head only: no stream is kept open for a body that would not be sent.
+      if (request.method === 'HEAD') return reply.send('');
       const stream = await ctx.eventStreams.open({
         workspaceId,
         types: typesOf(request.query.type),
@@ -105,11 +108,7 @@ export function eventStreamRoutes(app: FastifyInstance, ctx: AppContext, mount: 
       reply.raw.on('close', () => stream.close());
       void stream.out.retry(RETRY_MS);
       void stream.run();
-      return reply
-        .header('content-type', 'text/event-stream; charset=utf-8')
-        .header('cache-control', 'no-cache, no-transform')
-        .header('x-accel-buffering', 'no')
-        .send(stream.out.body);
+      return reply.send(stream.out.body);
     },
   });
 }
