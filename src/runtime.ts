@@ -65,12 +65,13 @@ export function createContext(
   db: Db,
   masterKey: Buffer,
   clock: Clock = systemClock,
-  deps: { rateLimits?: RateLimitStore } = {},
+  deps: { rateLimits?: RateLimitStore; writes?: InFlightWrites } = {},
 ): AppContext {
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
   const notifier = new DeliveryNotifier(db, clock, config.leaseMs);
-  const writes = new InFlightWrites(clock, config.streamSettleMs);
+  // Contexts of one process that share a database share its writes in flight too (tests build such pairs).
+  const writes = deps.writes ?? new InFlightWrites(clock, config.streamSettleMs);
   const eventWakeups = new EventWakeups(db);
   const outbox = new Outbox(db, notifier, eventWakeups, writes);
   return {

@@ -1,5 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, userOf, type TestApp } from './helpers/app.js';
+import { buildApp } from '../src/app.js';
+import type { AppContext } from '../src/context.js';
+import { openPostgres } from '../src/db/postgres.js';
+import { createContext } from '../src/runtime.js';
+import { startTestApp, testConfig, userOf, type TestApp } from './helpers/app.js';
+import { ENGINE, POSTGRES_URL } from './helpers/db.js';
 import { ok } from './helpers/expect.js';
 import { openSse, type SseClient } from './helpers/sse.js';
 
@@ -285,4 +291,116 @@ describe('event stream', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(t.ctx.eventStreams.size).toBe(0);
   });
+});
+
+/** Lists a workspace's events through `t`, oldest first. */
+async function logOf(t: TestApp, token: string): Promise<string[]> {
+  const all: string[] = [];
+  for (let url: string | null = '/v1/events?limit=100'; url; ) {
+    const page = ok(await t.call(token, 'GET', url));
+    all.push(...page.data.map((e: { id: string }) => e.id));
+    url = page.nextPageUrl && new URL(page.nextPageUrl).pathname + new URL(page.nextPageUrl).search;
+  }
+  return all.reverse();
+}
+
+async function listening(app: TestApp['app']): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}
+
+describe('event stream under concurrent writes, and across processes', () => {
+  let t: TestApp;
+  let second: { app: TestApp['app']; ctx: AppContext; close(): Promise<void> };
+  let base: string;
+  let secondBase: string;
+  let key: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ config: { streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000, streamSettleMs: 2_000 } });
+    base = await listening(t.app);
+    key = t.demo.workspaces[0].apiKey;
+    // A second API process on the same database. On PostgreSQL: its own connections and LISTEN, and
+    // a poll too rare to matter, so NOTIFY is what wakes it; the first's writes in flight are
+    // unknown to it, so it stays SVC_STREAM_SETTLE behind. The embedded database has one process
+    // only: the two share it and its writes in flight, and the second learns of the first's writes
+    // by its poll.
+    const postgres = ENGINE === 'postgres';
+    const db = postgres ? await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema!, poolSize: 5 }) : t.ctx.db;
+    const config = testConfig({ streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000, streamSettleMs: 2_000, pollIntervalMs: postgres ? 60_000 : 100 });
+    const ctx = createContext(config, db, randomBytes(32), undefined, postgres ? {} : { writes: t.ctx.writes });
+    const app = await buildApp(ctx);
+    secondBase = await listening(app);
+    second = {
+      app,
+      ctx,
+      close: async () => {
+        await app.close();
+        await ctx.rateLimits.close();
+        if (db !== t.ctx.db) await db.close();
+      },
+    };
+  });
+  afterAll(async () => {
+    await second.close();
+    await t.close();
+  });
+
+  /** `count` products created and then renamed, over HTTP, `parallel` requests at a time, through `urls` in turn. */
+  async function write(urls: string[], count: number, parallel: number): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < count) {
+        const i = next++;
+        const url = urls[i % urls.length];
+        const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+        const created = await fetch(`${url}/v1/products`, { method: 'POST', headers, body: JSON.stringify({ name: `Load ${i}` }) });
+        expect(created.status).toBe(201);
+        const { id } = (await created.json()) as { id: string };
+        const renamed = await fetch(`${url}/v1/products/${id}`, { method: 'PATCH', headers, body: JSON.stringify({ name: `Load ${i} renamed` }) });
+        expect(renamed.status).toBe(200);
+        await renamed.arrayBuffer();
+      }
+    };
+    await Promise.all(Array.from({ length: parallel }, worker));
+  }
+
+  it('sends every event of concurrent writes once, in the log\'s order, across a reconnect in the middle of them', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const steady = await openSse(`${base}/v1/events/stream`, auth);
+    let hopping = await openSse(`${base}/v1/events/stream`, auth);
+    const writing = write([base], 150, 16);
+    const firstPart = (await hopping.waitFor(60, 60_000)).map((m) => m.id!);
+    hopping.close();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    hopping = await openSse(`${base}/v1/events/stream`, { ...auth, 'last-event-id': firstPart[59] });
+    await writing;
+    const all = (await steady.waitFor(300, 60_000)).map((m) => m.id!);
+    const secondPart = (await hopping.waitFor(240, 60_000)).map((m) => m.id!);
+    steady.close();
+    hopping.close();
+    const log = await logOf(t, key);
+    const from = log.indexOf(all[0]);
+    expect(all).toEqual(log.slice(from, from + 300));
+    expect([...firstPart, ...secondPart]).toEqual(all);
+  }, 120_000);
+
+  it('follows the writes of another process on the same database: each event once, in the log\'s order', async () => {
+    const stream = await openSse(`${secondBase}/v1/events/stream`, { authorization: `Bearer ${key}` });
+    const started = Date.now();
+    // The other process writes alone first: its NOTIFY, not a poll, brings the event.
+    const res = await t.call(key, 'POST', '/v1/products', { name: 'From the first process' });
+    const [first] = await stream.waitFor(1, 30_000);
+    expect(JSON.parse(first.data).subject.id).toBe(res.json().id);
+    if (ENGINE === 'postgres') expect(Date.now() - started).toBeLessThan(10_000);
+    // Then both processes write at once.
+    await write([base, secondBase], 100, 12);
+    const received = (await stream.waitFor(201, 60_000)).map((m) => m.id!);
+    stream.close();
+    const log = await logOf(t, key);
+    const from = log.indexOf(received[0]);
+    expect(received).toEqual(log.slice(from, from + 201));
+    expect(second.ctx.eventStreams.size).toBeLessThanOrEqual(1);
+  }, 120_000);
 });

@@ -107,6 +107,8 @@ export class WorkspaceTail {
         this.head = later(last ? { at: last.at, id: last.id } : this.head, through(horizon));
       }
       this.held = settled < rows.length ? rows[settled].at : null;
+      // The horizon was taken before the read: an event it held back may have settled meanwhile.
+      if (this.held !== null && this.deps.horizon() >= this.held) this.again = true;
       for (const reader of this.readers) reader.wake();
     } while (this.again && !this.closed);
     this.waitForHeld();
