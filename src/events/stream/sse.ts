@@ -2,9 +2,9 @@ import { PassThrough } from 'node:stream';
 
 /**
  * The body of a `text/event-stream` answer (Server-Sent Events). Writes wait while the client reads
- * slower than events come: what is waiting is at most one write past the stream's buffer (16 KiB),
- * never a queue that grows with the reader's lag (a reader that falls behind is caught up from the
- * log instead, stream.ts).
+ * slower than events come: what is waiting is at most one write (about 16 KiB of events, stream.ts)
+ * past the stream's buffer (16 KiB), never a queue that grows with the reader's lag (a reader that
+ * falls behind is caught up from the log instead, stream.ts).
  */
 export class SseBody {
   readonly body = new PassThrough();
@@ -18,9 +18,14 @@ export class SseBody {
     return !this.ended && !this.body.destroyed;
   }
 
-  /** An event: `id` is what a reconnecting client sends back as Last-Event-ID; `data` one line. */
-  event(id: string, data: string): Promise<void> {
-    return this.write(`id: ${id}\ndata: ${data}\n\n`);
+  /**
+   * Events, one message each: `id` is what a reconnecting client sends back as Last-Event-ID, `data`
+   * the body (one line: stored bodies are JSON without line breaks).
+   */
+  events(events: { id: string; body: string }[]): Promise<void> {
+    let text = '';
+    for (const event of events) text += `id: ${event.id}\ndata: ${event.body}\n\n`;
+    return this.write(text);
   }
 
   /** A comment line, which clients ignore: keeps idle connections (and proxies) from timing out. */

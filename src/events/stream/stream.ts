@@ -4,6 +4,8 @@ import { compare, later, through, type LogEvent, type Position } from './positio
 
 /** Events a stream behind its workspace's tail reads from the log per statement. */
 const CATCH_UP_PAGE = 200;
+/** Event bodies written to the client at once, at most about this much. */
+const WRITE_BYTES = 16 * 1024;
 
 export interface StreamDeps {
   /** Events of the stream's workspace after `position`, oldest first (log.ts readAfter). */
@@ -76,11 +78,22 @@ export class EventStream {
     return this.types === null || this.types.has(event.type);
   }
 
+  /** The matching events, several to a write (one write per event cost a system call per event and reader). */
   private async send(events: LogEvent[]): Promise<void> {
+    let batch: LogEvent[] = [];
+    let bytes = 0;
     for (const event of events) {
-      if (this.closed) return;
-      if (this.matches(event)) await this.out.event(event.id, event.body);
+      if (!this.matches(event)) continue;
+      batch.push(event);
+      bytes += event.body.length;
+      if (bytes >= WRITE_BYTES) {
+        if (this.closed) return;
+        await this.out.events(batch);
+        batch = [];
+        bytes = 0;
+      }
     }
+    if (batch.length > 0 && !this.closed) await this.out.events(batch);
   }
 
   /** The events the tail keeps after this stream's position; the stream then stands at the tail's head. */
