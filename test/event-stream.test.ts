@@ -71,13 +71,16 @@ describe('event stream', () => {
     expect(stream.raw).toBe(`retry: 1000\n\nid: ${created.id}\ndata: ${created.data}\n\nid: ${updated.id}\ndata: ${updated.data}\n\n`);
   });
 
-  it('begins now without a resume point: nothing older comes', async () => {
+  it('begins now without a resume point (an empty Last-Event-ID is none): nothing older comes', async () => {
     const before = await create('Before');
     const stream = await open('/v1/events/stream');
+    const empty = await open('/v1/events/stream', { 'last-event-id': '' });
     const after = await create('After');
-    const [first] = await stream.waitFor(1);
-    expect(JSON.parse(first.data).subject.id).toBe(after);
-    expect(stream.raw).not.toContain(before);
+    for (const client of [stream, empty]) {
+      const [first] = await client.waitFor(1);
+      expect(JSON.parse(first.data).subject.id).toBe(after);
+      expect(client.raw).not.toContain(before);
+    }
   });
 
   it('filters by an exact type or a prefix pattern of the catalog', async () => {

@@ -88,9 +88,11 @@ export function eventStreamRoutes(app: FastifyInstance, ctx: AppContext, mount: 
       },
     },
     handler: async (request, reply) => {
-      const resumeFrom = request.headers['last-event-id'] ?? request.query.after;
+      // An empty Last-Event-ID is no resume point (EventSource sends none until it has an id).
+      const header = request.headers['last-event-id'] || undefined;
+      const resumeFrom = header ?? request.query.after;
       if (resumeFrom !== undefined && !isId('evt', resumeFrom)) {
-        const path = request.headers['last-event-id'] !== undefined ? 'header.last-event-id' : 'query.after';
+        const path = header !== undefined ? 'header.last-event-id' : 'query.after';
         throw validation(`${path === 'query.after' ? 'after' : 'Last-Event-ID'} must be an event id (evt_...).`, [{ path, message: 'not an event id' }]);
       }
       const workspaceId = request.workspace!.id;
