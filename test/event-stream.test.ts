@@ -9,6 +9,23 @@ import { ENGINE, POSTGRES_URL } from './helpers/db.js';
 import { ok } from './helpers/expect.js';
 import { openSse, type SseClient } from './helpers/sse.js';
 
+/** Lists a workspace's events through `t`, oldest first. */
+async function logOf(t: TestApp, token: string): Promise<string[]> {
+  const all: string[] = [];
+  for (let url: string | null = '/v1/events?limit=100'; url; ) {
+    const page = ok(await t.call(token, 'GET', url));
+    all.push(...page.data.map((e: { id: string }) => e.id));
+    url = page.nextPageUrl && new URL(page.nextPageUrl).pathname + new URL(page.nextPageUrl).search;
+  }
+  return all.reverse();
+}
+
+async function listening(app: TestApp['app']): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}
+
 /** DESIGN "Live event stream": GET /v1/events/stream as Server-Sent Events. */
 describe('event stream', () => {
   let t: TestApp;
@@ -24,21 +41,11 @@ describe('event stream', () => {
   };
   const create = async (name: string, token = key) => ok(await t.call(token, 'POST', '/v1/products', { name }), 201).id as string;
   /** The workspace's events, oldest first, as the log lists them. */
-  const logged = async (token = key) => {
-    const all: string[] = [];
-    for (let url: string | null = '/v1/events?limit=100'; url; ) {
-      const page = ok(await t.call(token, 'GET', url));
-      all.push(...page.data.map((e: { id: string }) => e.id));
-      url = page.nextPageUrl && new URL(page.nextPageUrl).pathname + new URL(page.nextPageUrl).search;
-    }
-    return all.reverse();
-  };
+  const logged = (token = key) => logOf(t, token);
 
   beforeAll(async () => {
     t = await startTestApp({ config: { streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000 } });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const address = t.app.server.address();
-    base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    base = await listening(t.app);
     key = t.demo.workspaces[0].apiKey;
     ws1 = t.demo.workspaces[0].id;
   });
@@ -296,23 +303,6 @@ describe('event stream', () => {
     expect(t.ctx.eventStreams.size).toBe(0);
   });
 });
-
-/** Lists a workspace's events through `t`, oldest first. */
-async function logOf(t: TestApp, token: string): Promise<string[]> {
-  const all: string[] = [];
-  for (let url: string | null = '/v1/events?limit=100'; url; ) {
-    const page = ok(await t.call(token, 'GET', url));
-    all.push(...page.data.map((e: { id: string }) => e.id));
-    url = page.nextPageUrl && new URL(page.nextPageUrl).pathname + new URL(page.nextPageUrl).search;
-  }
-  return all.reverse();
-}
-
-async function listening(app: TestApp['app']): Promise<string> {
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-}
 
 describe('event stream under concurrent writes, and across processes', () => {
   let t: TestApp;
