@@ -12,6 +12,7 @@ import { fleet } from './fleet.mjs';
 import { ingest } from './ingest.mjs';
 import { latency } from './latency.mjs';
 import { noisyNeighbour } from './noisy-neighbour.mjs';
+import { stream } from './stream.mjs';
 import { PG_URL, ROOT, freshSchema } from './lib.mjs';
 import { openSeeded, settle } from './service.mjs';
 
@@ -70,6 +71,7 @@ const SCENARIOS = [
   ['postgres', noisyNeighbour],
   ['postgres', fleet],
   ['postgres', deepPage],
+  ['postgres', stream],
   ['pglite', apiRead],
   ['pglite', delivery],
 ].filter(([, scenario]) => !only || only.includes(scenario.name));

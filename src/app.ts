@@ -8,6 +8,7 @@ import { registerJsonParser } from './http/json-body.js';
 import { registerIdempotency } from './idempotency/plugin.js';
 import { requestLogger } from './http/logger.js';
 import { settle } from './http/settle.js';
+import { holdWrites } from './http/write-holds.js';
 import { checkRequestUrl } from './http/url.js';
 import { compileValidator } from './http/validation.js';
 import { newId } from './lib/ids.js';
@@ -62,6 +63,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     }
     settle(() => checkRequestUrl(request.url), done);
   });
+  holdWrites(app, ctx);
 
   await registerOpenApi(app, { publicUrl: ctx.config.publicUrl });
 

@@ -5,6 +5,7 @@ import { ADMIN_COMMANDS } from './cli/admin.js';
 import { UsageError, output, parseFlags } from './cli/args.js';
 import { demoText } from './cli/demo-text.js';
 import { describeFailure } from './cli/failure.js';
+import { LISTEN_HELP, listen, listenOptions } from './cli/listen.js';
 import { serve } from './cli/serve.js';
 import { WORKER_HELP, runWorker } from './cli/worker.js';
 import { loadConfig } from './config.js';
@@ -19,6 +20,7 @@ Usage:
   svc worker [--embedded]  run webhook delivery workers only (scale them apart from the API; needs DATABASE_URL)
   svc migrate              apply database migrations
   svc demo [--json]        create a fresh demo organization, workspaces, users and credentials
+  svc listen --forward-to URL  forward the live events of a running service to a local URL, signed
   svc admin <command>      manage users, organizations, workspaces, members, keys, tokens and the master key
   svc <command> --help     help for one command
 
@@ -68,6 +70,20 @@ async function main(argv: string[]): Promise<void> {
       await ctx.db.close();
     }
     return;
+  }
+  if (command === 'listen') {
+    const flags = parseFlags(rest, {
+      'forward-to': { type: 'string' },
+      events: { type: 'string' },
+      'api-key': { type: 'string' },
+      'base-url': { type: 'string' },
+      workspace: { type: 'string' },
+      secret: { type: 'string' },
+    });
+    if (flags.help) return void console.log(LISTEN_HELP);
+    await listen(listenOptions(flags, process.env));
+    // Stopped by a signal: connections kept alive for the next request must not hold the process.
+    process.exit(0);
   }
   if (command === 'admin') {
     const [sub, ...args] = rest;

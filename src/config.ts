@@ -43,6 +43,13 @@ export interface Config {
   metricsToken: string | null;
   /** A second listener for /healthz, /readyz and /metrics only (how `svc worker` exposes them); null: none. */
   metricsPort: number | null;
+  /** A comment line on every event stream this often, so idle connections stay open. */
+  streamKeepAliveMs: number;
+  /**
+   * How far behind the clock an event stream stays for writes of other processes, which it cannot
+   * see (outbox/in-flight.ts): 1s with PostgreSQL, 0 on the embedded database (one process).
+   */
+  streamSettleMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -124,6 +131,15 @@ function metricsToken(env: Env): string | null {
   return raw;
 }
 
+/** `SVC_STREAM_SETTLE`: `0` or a duration up to a minute; by default 1s with PostgreSQL, 0 embedded. */
+function streamSettle(env: Env, postgres: boolean): number {
+  const raw = (env.SVC_STREAM_SETTLE ?? '').trim();
+  if (raw === '0') return 0;
+  const ms = duration(env, 'SVC_STREAM_SETTLE', postgres ? '1s' : '0ms');
+  if (ms > 60_000) throw new ConfigError(`SVC_STREAM_SETTLE must be 0 or a duration up to 1m, got "${raw}"`);
+  return ms;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -198,5 +214,7 @@ export function loadConfig(env: Env = process.env): Config {
     retentionMs: retention(env),
     metricsToken: metricsToken(env),
     metricsPort: env.SVC_METRICS_PORT ? integer(env, 'SVC_METRICS_PORT', 0, 0, 65535) : null,
+    streamKeepAliveMs: positiveDuration(env, 'SVC_STREAM_KEEPALIVE', '15s'),
+    streamSettleMs: streamSettle(env, databaseUrl !== null),
   };
 }

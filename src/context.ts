@@ -7,6 +7,9 @@ import type { Clock } from './lib/clock.js';
 import type { SecretBox } from './lib/secretbox.js';
 import type { Metrics } from './ops/metrics.js';
 import type { DeliveryNotifier } from './outbox/notifier.js';
+import type { EventHub } from './events/stream/hub.js';
+import type { EventWakeups } from './outbox/event-wakeups.js';
+import type { InFlightWrites } from './outbox/in-flight.js';
 import type { Outbox } from './outbox/outbox.js';
 import type { ProductCreations } from './products/create-batch.js';
 import type { RateLimitStore } from './ratelimit/store.js';
@@ -26,6 +29,12 @@ export interface AppContext {
   notifier: DeliveryNotifier;
   /** The one writer of events and deliveries (see outbox/outbox.ts). */
   outbox: Outbox;
+  /** Writes of this process that may still commit events: the event log's settled horizon (see outbox/in-flight.ts). */
+  writes: InFlightWrites;
+  /** Wakes the event streams after writes commit events (see outbox/event-wakeups.ts). */
+  eventWakeups: EventWakeups;
+  /** The live event streams of this process (see events/stream/hub.ts). */
+  eventStreams: EventHub;
   /** Product creations arriving together, written together (see products/create-batch.ts). */
   productCreations: ProductCreations;
   /** Identical reads in flight share one query (see http/coalesce.ts). */

@@ -4,6 +4,7 @@ import { apiKeyRoutes } from './api-keys/routes.js';
 import type { AppContext } from './context.js';
 import { EVENT_SCHEMAS } from './events/schemas.js';
 import { eventRoutes } from './events/routes.js';
+import { eventStreamRoutes } from './events/stream/routes.js';
 import { WORKSPACE_MOUNTS } from './http/mount.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { Order, OrderLineItem } from './orders/schemas.js';
@@ -24,6 +25,12 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   app.addSchema(WebhookEndpoint);
   app.addSchema(WebhookDelivery);
 
+  // Open event streams end when the server begins to stop, so that it does not wait on them.
+  app.addHook('preClose', (done) => {
+    ctx.eventStreams.closeAll();
+    done();
+  });
+
   await app.register(
     async (scope) => {
       accountRoutes(scope, ctx);
@@ -38,6 +45,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
         productRoutes(scope, ctx, mount);
         orderRoutes(scope, ctx, mount);
         eventRoutes(scope, ctx, mount);
+        eventStreamRoutes(scope, ctx, mount);
         webhookEndpointRoutes(scope, ctx, mount);
         webhookDeliveryRoutes(scope, ctx, mount);
         if (mount.inPath) apiKeyRoutes(scope, ctx, mount);

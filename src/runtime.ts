@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { CredentialCache } from './auth/cache.js';
 import { ConfigError, type Config } from './config.js';
 import { HELD_CLAIMS_PER_WORKER } from './webhooks/engine/held-claim.js';
+import { EventHub } from './events/stream/hub.js';
+import { EventWakeups } from './outbox/event-wakeups.js';
+import { InFlightWrites } from './outbox/in-flight.js';
 import { DeliveryNotifier } from './outbox/notifier.js';
 import { Outbox } from './outbox/outbox.js';
 import { ProductCreations } from './products/create-batch.js';
@@ -62,12 +65,15 @@ export function createContext(
   db: Db,
   masterKey: Buffer,
   clock: Clock = systemClock,
-  deps: { rateLimits?: RateLimitStore } = {},
+  deps: { rateLimits?: RateLimitStore; writes?: InFlightWrites } = {},
 ): AppContext {
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
   const notifier = new DeliveryNotifier(db, clock, config.leaseMs);
-  const outbox = new Outbox(db, notifier);
+  // Contexts of one process that share a database share its writes in flight too (tests build such pairs).
+  const writes = deps.writes ?? new InFlightWrites(clock, config.streamSettleMs);
+  const eventWakeups = new EventWakeups(db);
+  const outbox = new Outbox(db, notifier, eventWakeups, writes);
   return {
     config,
     db,
@@ -77,6 +83,9 @@ export function createContext(
     credentials: new CredentialCache(),
     notifier,
     outbox,
+    writes,
+    eventWakeups,
+    eventStreams: new EventHub({ db, writes, wakeups: eventWakeups, pollIntervalMs: config.pollIntervalMs }),
     productCreations: new ProductCreations(db, outbox),
     reads: new ReadCoalescer(db.engine === 'pglite'),
     cursors: new CursorCodec(secrets.deriveKey('cursor')),

@@ -38,7 +38,7 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
   });
 
   it('answers --help on every command with exit 0, and refuses unknown commands and flags', async () => {
-    const commands = [[], ['serve'], ['worker'], ['migrate'], ['demo'], ['admin'], ...Object.keys(ADMIN_COMMANDS).map((c) => ['admin', c])];
+    const commands = [[], ['serve'], ['worker'], ['migrate'], ['demo'], ['listen'], ['admin'], ...Object.keys(ADMIN_COMMANDS).map((c) => ['admin', c])];
     for (const command of commands) {
       const result = await runCli([...command, '--help'], env);
       expect(result.code, `svc ${command.join(' ')} --help: ${result.stderr}`).toBe(0);

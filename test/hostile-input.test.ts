@@ -300,6 +300,9 @@ describe('hostile input', () => {
         '/v1/events?type=%',
         '/v1/events?subjectType=%C0%AF&subjectId=x',
         '/v1/organizations?expand=%FF',
+        '/v1/events/stream?type=a%00b',
+        '/v1/events/stream?after=evt_%00',
+        '/v1/events/stream?type=%FF%FE',
       ]) {
         await refused({ method: 'GET', url, headers: auth() });
       }
@@ -334,6 +337,12 @@ describe('hostile input', () => {
       }
       for (const query of ['type=a&type=b', 'subjectId=x', `type=${'t'.repeat(10_000)}`]) {
         await refused({ method: 'GET', url: `/v1/events?${query}`, headers: auth() }, 400, 'VALIDATION');
+      }
+      for (const query of ['type=a&type=b', 'after=a&after=b', `after=${'e'.repeat(10_000)}`, `type=${'t'.repeat(10_000)}`, 'after=evt_', 'limit=1', 'type=product.']) {
+        await refused({ method: 'GET', url: `/v1/events/stream?${query}`, headers: auth() }, 400, 'VALIDATION');
+      }
+      for (const id of ['evt_', 'x'.repeat(10_000), 'evt_01jd3x0000000000000000000%', 'prd_01jd3x0000000000000000000a']) {
+        await refused({ method: 'GET', url: '/v1/events/stream', headers: { ...auth(), 'last-event-id': id } }, 400, 'VALIDATION');
       }
       for (const query of ['expand=workspaces&expand=workspaces', 'expand=nope', 'expand=workspaces.products', `expand=${','.repeat(5000)}`]) {
         await refused({ method: 'GET', url: `/v1/organizations?${query}`, headers: auth() }, 400, 'VALIDATION');

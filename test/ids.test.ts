@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { idTimePrefix, isId, newId } from '../src/lib/ids.js';
+import { idTime, idTimePrefix, isId, newId } from '../src/lib/ids.js';
 
 describe('ids', () => {
   it('have the prefix, 10 characters of time and 16 of randomness from the alphabet', () => {
@@ -28,5 +28,11 @@ describe('ids', () => {
     expect(deliveries).toHaveLength(times.length);
     expect([...events].sort()).toEqual(events);
     expect(events.map((id) => id.slice(4, 14))).toEqual(deliveries.map((id) => id.slice(4, 14)));
+  });
+
+  it('give back the millisecond they were made at', () => {
+    for (const ms of [0, 1, 31, 32, 1_000, 1_795_000_000_000, 1_795_000_000_001, 32 ** 10 - 1]) {
+      expect(idTime(newId('evt', new Date(ms)))).toBe(ms);
+    }
   });
 });

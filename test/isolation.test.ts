@@ -2,6 +2,7 @@ import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, userOf, type TestApp } from './helpers/app.js';
 import { expectError } from './helpers/expect.js';
+import { injectStream } from './helpers/sse.js';
 
 /**
  * Every workspace route, once, by its path below the workspace: it answers at
@@ -26,6 +27,7 @@ const ROUTES: Record<string, { body?: unknown | ((ids: Record<string, string>) =
   'POST /orders/{orderId}/refund': {},
   'GET /events': {},
   'GET /events/{eventId}': {},
+  'GET /events/stream': {},
   'GET /api-keys': {},
   'POST /api-keys': { body: { name: 'Intruder' } },
   'DELETE /api-keys/{keyId}': {},
@@ -126,7 +128,11 @@ describe('workspace isolation', () => {
       const ws2Key = t.demo.workspaces[1].apiKey;
       const outsider = userOf(t.demo, 'outsider').token;
       const owner = userOf(t.demo, 'owner').token;
-      const attempt = (token: string, url: string, headers?: Record<string, string>) => t.call(token, method, url, body, headers);
+      // The event stream does not end: its head and first chunk are what it answers.
+      const attempt = (token: string, url: string, headers?: Record<string, string>) =>
+        key === 'GET /events/stream'
+          ? (injectStream(t.app, { method, url, headers: { authorization: `Bearer ${token}`, ...headers } }) as unknown as ReturnType<typeof t.call>)
+          : t.call(token, method, url, body, headers);
 
       // The first workspace named in the path or the header, by credentials that do not reach it: 403.
       const refusedAt = [

@@ -106,12 +106,14 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('declares a JSON success response for every operation, and limit and page on every paginated list', () => {
+  it('declares a JSON success response for every operation (the event stream: text/event-stream), and limit and page on every paginated list', () => {
     for (const { path, method, op } of operations()) {
       const success = Object.keys(op.responses).filter((s) => /^2\d\d$/.test(s));
       expect(success, `${method} ${path}`).toHaveLength(1);
       expect(op.responses[success[0]].description, `${method} ${path}`).not.toBe('Default Response');
-      const schema = op.responses[success[0]].content?.['application/json']?.schema;
+      const mediaType = path.endsWith('/events/stream') ? 'text/event-stream' : 'application/json';
+      expect(Object.keys(op.responses[success[0]].content ?? {}), `${method} ${path}`).toEqual([mediaType]);
+      const schema = op.responses[success[0]].content?.[mediaType]?.schema;
       expect(schema, `${method} ${path}`).toBeDefined();
       const body = resolve(schema!);
       if (body.properties?.nextPageUrl) {

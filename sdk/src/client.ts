@@ -28,7 +28,10 @@ export type ResponseData<P extends keyof paths, M extends Method> = NonNullable<
 type Call<M extends Method> = <P extends PathsOf<M>, I extends Init<P, M>>(path: P, ...init: InitArg<I>) => Promise<ResponseData<P, M>>;
 
 /** The GET paths that answer a list envelope, which `paginate` follows. */
-export type ListPath = { [P in PathsOf<'get'>]: ResponseData<P, 'get'> extends { data: unknown[]; nextPageUrl: string | null } ? P : never }[PathsOf<'get'>];
+export type ListPath = {
+  // A path without a JSON answer (the event stream) has `never` as its data, which would match anything.
+  [P in PathsOf<'get'>]: [ResponseData<P, 'get'>] extends [never] ? never : ResponseData<P, 'get'> extends { data: unknown[]; nextPageUrl: string | null } ? P : never;
+}[PathsOf<'get'>];
 /** An item of a list path's pages. */
 export type ListItem<P extends ListPath> = ResponseData<P, 'get'> extends { data: (infer T)[] } ? T : never;
 

@@ -243,6 +243,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the events live (Server-Sent Events)
+         * @description A live stream of the workspace's events as Server-Sent Events (`text/event-stream`). Each event is
+         *     a message of two fields: `id:` the event id and `data:` the event's body, byte for byte as
+         *     `GET /events/{eventId}` serves it and webhooks deliver it. Lines starting with `:` are comments: one
+         *     is sent every 15 seconds (SVC_STREAM_KEEPALIVE) so that idle connections stay open.
+         *
+         *     Events arrive in the order of the event log (creation time, then id), each once. Without a resume
+         *     point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every
+         *     event after that one, then goes on live, so a client that reconnects with the last id it received
+         *     misses nothing and receives nothing twice. An event is sent once no write still in progress can add
+         *     an older one (see docs/events-stream.md), so a stream never skips an event that commits late.
+         *
+         *     The stream counts as one request against the rate limit. It ends when the server stops or the
+         *     credential is revoked; reconnect with `Last-Event-ID`.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/endpoints": {
         parameters: {
             query?: never;
@@ -549,6 +581,38 @@ export interface paths {
         };
         /** Retrieve an event, byte-identical to the webhook body (workspace in the path) */
         get: operations["getEventInWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspaceId}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the events live (Server-Sent Events) (workspace in the path)
+         * @description A live stream of the workspace's events as Server-Sent Events (`text/event-stream`). Each event is
+         *     a message of two fields: `id:` the event id and `data:` the event's body, byte for byte as
+         *     `GET /events/{eventId}` serves it and webhooks deliver it. Lines starting with `:` are comments: one
+         *     is sent every 15 seconds (SVC_STREAM_KEEPALIVE) so that idle connections stay open.
+         *
+         *     Events arrive in the order of the event log (creation time, then id), each once. Without a resume
+         *     point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every
+         *     event after that one, then goes on live, so a client that reconnects with the last id it received
+         *     misses nothing and receives nothing twice. An event is sent once no write still in progress can add
+         *     an older one (see docs/events-stream.md), so a stream never skips an event that commits late.
+         *
+         *     The stream counts as one request against the rate limit. It ends when the server stops or the
+         *     credential is revoked; reconnect with `Last-Event-ID`.
+         */
+        get: operations["streamEventsInWorkspace"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3682,6 +3746,103 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of this type: a type of the catalog, or a prefix pattern such as product.* for every type under it. */
+                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping" | "order.*" | "product.*" | "webhook.*" | "webhook.endpoint.*";
+                /** @description Start right after this event (evt_...), from the event log. The Last-Event-ID header, when sent, takes its place. */
+                after?: string;
+            };
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+                /** @description The id of the last event received (evt_...): the stream resumes right after it. Clients such as EventSource send it when they reconnect. */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream of events, one `id:`/`data:` message each, with `:` comment lines to keep the connection open. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -7101,6 +7262,116 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamEventsInWorkspace: {
+        parameters: {
+            query?: {
+                /** @description Only events of this type: a type of the catalog, or a prefix pattern such as product.* for every type under it. */
+                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping" | "order.*" | "product.*" | "webhook.*" | "webhook.endpoint.*";
+                /** @description Start right after this event (evt_...), from the event log. The Last-Event-ID header, when sent, takes its place. */
+                after?: string;
+            };
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+                /** @description The id of the last event received (evt_...): the stream resumes right after it. Clients such as EventSource send it when they reconnect. */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description Workspace id (wsp_...). */
+                workspaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream of events, one `id:`/`data:` message each, with `:` comment lines to keep the connection open. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */

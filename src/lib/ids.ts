@@ -62,6 +62,13 @@ export function idTimePrefix(prefix: IdPrefix, at: Date): string {
   return `${prefix}_${encodeTime(at.getTime())}`;
 }
 
+/** The millisecond an id was made at, read back from its 10 time characters (the inverse of encodeTime). */
+export function idTime(id: string): number {
+  let ms = 0;
+  for (const char of id.slice(id.indexOf('_') + 1, id.indexOf('_') + 11)) ms = ms * 32 + ALPHABET.indexOf(char);
+  return ms;
+}
+
 const ID_PATTERN = /^[a-z]{3}_[0-9a-hjkmnp-tv-z]{26}$/;
 
 /** True when `value` has the shape of an id with this prefix; anything else can never exist. */

@@ -4,7 +4,10 @@ import { buildEvent, type EventInput, type StoredEvent } from '../events/store.j
 import { idTimePrefix, newId } from '../lib/ids.js';
 import { toIso } from '../lib/iso.js';
 import { DELIVERY_CHANNEL } from '../webhooks/engine/wakeups.js';
+import { EVENT_CHANNEL, eventWakePayload } from '../events/channel.js';
+import type { EventWakeups } from './event-wakeups.js';
 import { fanOut, fanOutCtes, fanOutValues, handOffValues, singleEvent } from './fanout.js';
+import type { InFlightWrites } from './in-flight.js';
 import type { DeliveryNotifier, FanOutResult, HandOff } from './notifier.js';
 
 /**
@@ -32,11 +35,21 @@ export interface Mutation {
   before?: string;
 }
 
-/** Records an event inside the caller's transaction, with its deliveries; workers are NOTIFYed at commit. */
+/**
+ * Wakes the event streams of every process, this one's too, when the caller's transaction commits
+ * (events/channel.ts). The writes inside a transaction do this; standalone ones wake after their
+ * statement (EventWakeups), outside any transaction.
+ */
+async function wakeStreamsAtCommit(q: Queryable, workspaceIds: string[]): Promise<void> {
+  if (workspaceIds.length > 0) await q.query('SELECT pg_notify($1, $2)', [EVENT_CHANNEL, eventWakePayload('', new Set(workspaceIds))]);
+}
+
+/** Records an event inside the caller's transaction, with its deliveries; workers and streams are NOTIFYed at commit. */
 export async function recordEvent(q: Queryable, input: EventInput): Promise<StoredEvent> {
   const event = buildEvent(input);
   await q.query(`${INSERT_EVENT} VALUES ($1, $2, $3, $4, $5, $6, $7)`, eventValues(event));
   await fanOut(q, event);
+  await wakeStreamsAtCommit(q, [event.workspaceId]);
   return event;
 }
 
@@ -165,29 +178,47 @@ const withoutFanOut = <Row>(rows: WithFanOut<Row>[]): Row[] => rows.map(({ fanou
 /** A change with its event, inside the caller's transaction (NOTIFY at its commit). */
 export async function changeIn<Row>(q: Queryable, mutation: Mutation, input: EventInput): Promise<Row[]> {
   const event = buildEvent(input);
-  return withoutFanOut(await q.query<WithFanOut<Row>>(changeStatement(mutation, event, false), [...mutation.params, ...eventValues(event), ...fanOutValues(event)]));
+  const rows = await q.query<WithFanOut<Row>>(changeStatement(mutation, event, false), [...mutation.params, ...eventValues(event), ...fanOutValues(event)]);
+  await wakeStreamsAtCommit(q, rows.length > 0 ? [event.workspaceId] : []);
+  return withoutFanOut(rows);
 }
 
 /** Many changes with an event each, inside the caller's transaction (NOTIFY at its commit). */
 export async function changeManyIn<Row, Input>(q: Queryable, batch: Batch<Input>): Promise<Row[]> {
-  return withoutFanOut(await q.query<WithFanOut<Row>>(changeManyStatement(batch, false), [JSON.stringify(batch.rows)]));
+  const rows = await q.query<WithFanOut<Row>>(changeManyStatement(batch, false), [JSON.stringify(batch.rows)]);
+  await wakeStreamsAtCommit(q, batch.rows.map((r) => r.workspace_id));
+  return withoutFanOut(rows);
 }
 
 /**
  * The standalone writes: each a statement of its own, committed when it returns, whose deliveries
- * are handed to this process's workers (notifier.ts) or wake workers after it. Inside a request's
- * transaction (db/scope.ts) the statement joins it, and the hand-off waits for its commit.
+ * are handed to this process's workers (notifier.ts) or wake workers after it, and whose events
+ * wake the event streams (event-wakeups.ts). Each statement holds the settled horizon below its
+ * events' time until it has committed (in-flight.ts). Inside a request's transaction (db/scope.ts)
+ * the statement joins it, and the hand-off, the wake-ups and the horizon wait for its commit.
  */
 export class Outbox {
   constructor(
     private readonly db: Db,
     private readonly notifier: DeliveryNotifier,
+    private readonly events: EventWakeups,
+    private readonly writes: InFlightWrites,
   ) {}
+
+  /**
+   * A write that will come through here later with events at `at` or after (a creation waiting for
+   * its batch) holds the event log's settled horizon until it has committed or failed: call what
+   * this returns then (in-flight.ts).
+   */
+  hold(at: Date): () => void {
+    return this.writes.hold(at.getTime());
+  }
 
   /** A change, its event and the event's deliveries (changeStatement). */
   async change<Row>(mutation: Mutation, input: EventInput): Promise<Row[]> {
     const event = buildEvent(input);
     const handOff = this.notifier.handOff(1);
+    const release = this.writes.hold(event.createdAt.getTime());
     let rows: WithFanOut<Row>[];
     try {
       rows = await this.db.query<WithFanOut<Row>>(changeStatement(mutation, event, true), [
@@ -198,10 +229,10 @@ export class Outbox {
       ]);
     } catch (error) {
       handOff?.cancel();
+      release();
       throw error;
     }
-    const fanout = rows[0]?.fanout ?? undefined;
-    this.settle(handOff, rows.length > 0 ? 1 : 0, fanout, () => event.body);
+    this.settle(handOff, rows.length > 0 ? 1 : 0, rows[0]?.fanout ?? undefined, () => event.body, rows.length > 0 ? [event.workspaceId] : [], release);
     return withoutFanOut(rows);
   }
 
@@ -211,27 +242,44 @@ export class Outbox {
    * beforehand with notifier.handOff), else under a reservation made here.
    */
   async changeMany<Row, Input>(batch: Batch<Input>, handOff = this.notifier.handOff(batch.rows.length)): Promise<Row[]> {
+    const release = this.writes.hold(Math.min(...batch.rows.map((r) => Date.parse(r.at))));
     let rows: WithFanOut<Row>[];
     try {
       rows = await this.db.query<WithFanOut<Row>>(changeManyStatement(batch, true), [JSON.stringify(batch.rows), ...handOffValues(handOff)]);
     } catch (error) {
       handOff?.cancel();
+      release();
       throw error;
     }
     const bodies = new Map(batch.rows.map((r) => [r.event_id, r.event_body]));
-    this.settle(handOff, batch.rows.length, rows[0]?.fanout ?? undefined, (eventId) => bodies.get(eventId));
+    this.settle(handOff, batch.rows.length, rows[0]?.fanout ?? undefined, (eventId) => bodies.get(eventId), [...new Set(batch.rows.map((r) => r.workspace_id))], release);
     return withoutFanOut(rows);
   }
 
   /**
-   * Hands the write's rows to the local worker and wakes workers once it has committed: at once
-   * for a statement of its own, at the end of a request's transaction when it joined one (a keyed
-   * POST, db/scope.ts), never for rows that are rolled back.
+   * Once the write has committed, releases its hold on the event log's horizon, hands its rows to
+   * the local worker and wakes workers and event streams: at once for a statement of its own, at
+   * the end of a request's transaction when it joined one (a keyed POST, db/scope.ts), and for rows
+   * rolled back it only releases the hold and the hand-off.
    */
-  private settle(handOff: HandOff | null, events: number, fanout: FanOutResult | undefined, bodyOf: (eventId: string) => string | undefined): void {
+  private settle(
+    handOff: HandOff | null,
+    events: number,
+    fanout: FanOutResult | undefined,
+    bodyOf: (eventId: string) => string | undefined,
+    workspaces: string[],
+    release: () => void,
+  ): void {
     this.db.afterCommit(
-      () => this.notifier.committed(handOff, events, fanout, bodyOf),
-      () => handOff?.cancel(),
+      () => {
+        release();
+        this.notifier.committed(handOff, events, fanout, bodyOf);
+        if (workspaces.length > 0) this.events.committed(workspaces);
+      },
+      () => {
+        release();
+        handOff?.cancel();
+      },
     );
   }
 }

@@ -1,0 +1,128 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { authenticate, resolveWorkspace } from '../../auth/plugin.js';
+import type { AppContext } from '../../context.js';
+import { ApiError, validation } from '../../http/errors.js';
+import { WorkspaceHeader, type Mount } from '../../http/mount.js';
+import { isId } from '../../lib/ids.js';
+import { EVENT_TYPES } from '../catalog.js';
+import { subscriptionPatterns } from '../patterns.js';
+import { afterEvent } from './position.js';
+
+const PERMISSION = 'workspace:events:read';
+const read = { scope: 'workspace', permission: PERMISSION } as const;
+
+/** How long a client such as EventSource waits before reconnecting (the `retry` field). */
+const RETRY_MS = 1_000;
+
+/** The prefix patterns of the catalog (`product.*`, `webhook.*`, `webhook.endpoint.*`). */
+const PREFIXES = [...new Set(EVENT_TYPES.flatMap((type) => subscriptionPatterns(type).slice(1)))].sort();
+
+/** The types a filter lets through: the type itself, or every catalog type under a prefix pattern. */
+export function typesOf(filter: string | undefined): Set<string> | null {
+  if (filter === undefined) return null;
+  return new Set(EVENT_TYPES.filter((type) => subscriptionPatterns(type).includes(filter)));
+}
+
+export const EventStreamQuery = Type.Object(
+  {
+    type: Type.Optional(
+      Type.Unsafe<string>({
+        type: 'string',
+        enum: [...EVENT_TYPES, ...PREFIXES],
+        description: 'Only events of this type: a type of the catalog, or a prefix pattern such as product.* for every type under it.',
+      }),
+    ),
+    after: Type.Optional(
+      Type.String({ maxLength: 100, description: 'Start right after this event (evt_...), from the event log. The Last-Event-ID header, when sent, takes its place.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const StreamHeaders = Type.Object({
+  ...WorkspaceHeader.properties,
+  'last-event-id': Type.Optional(
+    Type.String({ maxLength: 100, description: 'The id of the last event received (evt_...): the stream resumes right after it. Clients such as EventSource send it when they reconnect.' }),
+  ),
+});
+
+const STREAM_DESCRIPTION = [
+  'A live stream of the workspace\'s events as Server-Sent Events (`text/event-stream`). Each event is',
+  'a message of two fields: `id:` the event id and `data:` the event\'s body, byte for byte as',
+  '`GET /events/{eventId}` serves it and webhooks deliver it. Lines starting with `:` are comments: one',
+  'is sent every 15 seconds (SVC_STREAM_KEEPALIVE) so that idle connections stay open.',
+  '',
+  'Events arrive in the order of the event log (creation time, then id), each once. Without a resume',
+  'point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every',
+  'event after that one, then goes on live, so a client that reconnects with the last id it received',
+  'misses nothing and receives nothing twice. An event is sent once no write still in progress can add',
+  'an older one (see docs/events-stream.md), so a stream never skips an event that commits late.',
+  '',
+  'The stream counts as one request against the rate limit. It ends when the server stops or the',
+  'credential is revoked; reconnect with `Last-Event-ID`.',
+].join('\n');
+
+export function eventStreamRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
+  app.get<{ Querystring: Static<typeof EventStreamQuery>; Headers: Static<typeof StreamHeaders> }>('/events/stream', {
+    config: { auth: read },
+    schema: {
+      tags: ['Events'],
+      operationId: 'streamEvents',
+      summary: 'Follow the events live (Server-Sent Events)',
+      description: STREAM_DESCRIPTION,
+      params: mount.params(),
+      headers: StreamHeaders,
+      querystring: EventStreamQuery,
+      response: {
+        200: {
+          description: 'A stream of events, one `id:`/`data:` message each, with `:` comment lines to keep the connection open.',
+          content: {
+            'text/event-stream': {
+              schema: Type.String({
+                description: 'Server-Sent Events, e.g. `id: evt_...` then `data: {"id":"evt_...","type":"product.created",...}` then an empty line.',
+              }),
+            },
+          },
+        },
+      },
+    },
+    handler: async (request, reply) => {
+      // An empty Last-Event-ID is no resume point (EventSource sends none until it has an id).
+      const header = request.headers['last-event-id'] || undefined;
+      const resumeFrom = header ?? request.query.after;
+      if (resumeFrom !== undefined && !isId('evt', resumeFrom)) {
+        const path = header !== undefined ? 'header.last-event-id' : 'query.after';
+        throw validation(`${path === 'query.after' ? 'after' : 'Last-Event-ID'} must be an event id (evt_...).`, [{ path, message: 'not an event id' }]);
+      }
+      const workspaceId = request.workspace!.id;
+      reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').header('x-accel-buffering', 'no');
+      // HEAD gets the answer's head only: no stream is kept open for a body that would not be sent.
+      if (request.method === 'HEAD') return reply.send('');
+      const stream = await ctx.eventStreams.open({
+        workspaceId,
+        types: typesOf(request.query.type),
+        after: resumeFrom === undefined ? null : afterEvent(resumeFrom),
+        keepAliveMs: ctx.config.streamKeepAliveMs,
+        stillAllowed: () => stillAllowed(ctx, request, workspaceId),
+      });
+      // The client went away, or the answer ended: either way the stream is over.
+      reply.raw.on('close', () => stream.close());
+      void stream.out.retry(RETRY_MS);
+      void stream.run();
+      return reply.send(stream.out.body);
+    },
+  });
+}
+
+/** The stream's credential, checked again: still valid, still bound to the workspace, still allowed to read its events. */
+async function stillAllowed(ctx: AppContext, request: FastifyRequest, workspaceId: string): Promise<boolean> {
+  try {
+    const principal = await authenticate(request, ctx);
+    const workspace = await resolveWorkspace(request, principal, ctx);
+    return workspace.id === workspaceId && workspace.permissions.includes(PERMISSION);
+  } catch (error) {
+    if (error instanceof ApiError && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN')) return false;
+    throw error;
+  }
+}

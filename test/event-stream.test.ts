@@ -1,0 +1,400 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import type { AppContext } from '../src/context.js';
+import { openPostgres } from '../src/db/postgres.js';
+import { createContext } from '../src/runtime.js';
+import { startTestApp, testConfig, userOf, type TestApp } from './helpers/app.js';
+import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { ok } from './helpers/expect.js';
+import { openSse, type SseClient } from './helpers/sse.js';
+
+/** Lists a workspace's events through `t`, oldest first. */
+async function logOf(t: TestApp, token: string): Promise<string[]> {
+  const all: string[] = [];
+  for (let url: string | null = '/v1/events?limit=100'; url; ) {
+    const page = ok(await t.call(token, 'GET', url));
+    all.push(...page.data.map((e: { id: string }) => e.id));
+    url = page.nextPageUrl && new URL(page.nextPageUrl).pathname + new URL(page.nextPageUrl).search;
+  }
+  return all.reverse();
+}
+
+async function listening(app: TestApp['app']): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}
+
+/** DESIGN "Live event stream": GET /v1/events/stream as Server-Sent Events. */
+describe('event stream', () => {
+  let t: TestApp;
+  let base: string;
+  let key: string;
+  let ws1: string;
+  const clients: SseClient[] = [];
+
+  const open = async (path: string, headers: Record<string, string> = {}, token: string | null = key) => {
+    const client = await openSse(`${base}${path}`, { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers });
+    clients.push(client);
+    return client;
+  };
+  const create = async (name: string, token = key) => ok(await t.call(token, 'POST', '/v1/products', { name }), 201).id as string;
+  /** The workspace's events, oldest first, as the log lists them. */
+  const logged = (token = key) => logOf(t, token);
+
+  beforeAll(async () => {
+    t = await startTestApp({ config: { streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000 } });
+    base = await listening(t.app);
+    key = t.demo.workspaces[0].apiKey;
+    ws1 = t.demo.workspaces[0].id;
+  });
+  afterEach(() => {
+    for (const client of clients.splice(0)) client.close();
+  });
+  let stopped = false;
+  afterAll(async () => {
+    if (!stopped) return t.close();
+    await t.ctx.rateLimits.close();
+    await t.testDb.close();
+  });
+
+  it('sends each new event as id and data, the body byte for byte as GET /events/{id} serves it', async () => {
+    const stream = await open('/v1/events/stream');
+    expect(stream.status).toBe(200);
+    expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(stream.headers['cache-control']).toBe('no-cache, no-transform');
+    expect(stream.headers['request-id']).toMatch(/^req_/);
+    const hat = await create('Hat');
+    ok(await t.call(key, 'PATCH', `/v1/products/${hat}`, { name: 'Top hat' }));
+    const [created, updated] = await stream.waitFor(2);
+    for (const message of [created, updated]) {
+      const stored = await t.call(key, 'GET', `/v1/events/${message.id}`);
+      expect(message.data).toBe(stored.body);
+    }
+    expect(JSON.parse(created.data)).toMatchObject({ type: 'product.created', subject: { id: hat } });
+    expect(JSON.parse(updated.data)).toMatchObject({ type: 'product.updated', subject: { id: hat } });
+    // The frames as they are on the wire: a retry hint, then one `id:`/`data:` pair per event.
+    expect(stream.raw).toBe(`retry: 1000\n\nid: ${created.id}\ndata: ${created.data}\n\nid: ${updated.id}\ndata: ${updated.data}\n\n`);
+  });
+
+  it('begins now without a resume point (an empty Last-Event-ID is none): nothing older comes', async () => {
+    const before = await create('Before');
+    const stream = await open('/v1/events/stream');
+    const empty = await open('/v1/events/stream', { 'last-event-id': '' });
+    const after = await create('After');
+    for (const client of [stream, empty]) {
+      const [first] = await client.waitFor(1);
+      expect(JSON.parse(first.data).subject.id).toBe(after);
+      expect(client.raw).not.toContain(before);
+    }
+  });
+
+  it('filters by an exact type or a prefix pattern of the catalog', async () => {
+    const deleted = await open('/v1/events/stream?type=product.deleted');
+    const products = await open('/v1/events/stream?type=product.*');
+    const pings = await open('/v1/events/stream?type=webhook.*');
+    const hat = await create('Filtered hat');
+    ok(await t.call(key, 'PATCH', `/v1/products/${hat}`, { name: 'Filtered cap' }));
+    ok(await t.call(key, 'DELETE', `/v1/products/${hat}`));
+    const all = await products.waitFor(3);
+    expect(all.map((m) => JSON.parse(m.data).type)).toEqual(['product.created', 'product.updated', 'product.deleted']);
+    const [only] = await deleted.waitFor(1);
+    expect(only).toEqual(all[2]);
+    await create('One more');
+    await products.waitFor(4);
+    expect(deleted.messages).toHaveLength(1);
+    expect(pings.messages).toHaveLength(0);
+  });
+
+  it('refuses a type outside the catalog and a resume point that is not an event id', async () => {
+    for (const [query, headers, path] of [
+      ['?type=product.nope', {}, 'query.type'],
+      ['?type=*', {}, 'query.type'],
+      ['?after=prd_01jd3x0000000000000000000a', {}, 'query.after'],
+      ['', { 'last-event-id': 'evt_nope' }, 'header.last-event-id'],
+      ['?since=now', {}, 'query'],
+    ] as const) {
+      const res = await open(`/v1/events/stream${query}`, headers);
+      expect(res.status, query).toBe(400);
+      const body = JSON.parse(res.raw);
+      expect(body.error.code).toBe('VALIDATION');
+      if (path === 'query.type') expect(body.error.message).toContain('product.*');
+      expect(JSON.stringify(body.error.details ?? body.error.message)).toContain(path === 'query' ? 'since' : path.split('.')[1]);
+    }
+  });
+
+  it('resumes after Last-Event-ID (or ?after=) from the log: nothing missed, nothing twice', async () => {
+    const first = await open('/v1/events/stream');
+    for (let i = 0; i < 5; i++) await create(`Resume ${i}`);
+    const received = (await first.waitFor(5)).map((m) => m.id!);
+    first.close();
+    // Written while no stream is open: a reconnect must replay them from the log, then go on live.
+    for (let i = 5; i < 12; i++) await create(`Resume ${i}`);
+    const again = await open('/v1/events/stream', { 'last-event-id': received[4] });
+    await again.waitFor(7);
+    await create('Resume live');
+    const replayed = (await again.waitFor(8)).map((m) => m.id!);
+    const log = await logged();
+    const from = log.indexOf(received[0]);
+    expect([...received, ...replayed]).toEqual(log.slice(from, from + 13));
+    // The query parameter does the same; the header, which a reconnecting client sends, wins over it.
+    const viaQuery = await open(`/v1/events/stream?after=${received[2]}`);
+    expect((await viaQuery.waitFor(10)).map((m) => m.id)).toEqual(log.slice(from + 3, from + 13));
+    const both = await open(`/v1/events/stream?after=${received[0]}`, { 'last-event-id': replayed[6] });
+    expect((await both.waitFor(1)).map((m) => m.id)).toEqual([replayed[7]]);
+  });
+
+  it('resumes after an event that is gone (retention), or another workspace\'s, by its time alone', async () => {
+    const other = t.demo.workspaces[1].apiKey;
+    await create('Elsewhere', other);
+    const [foreign] = (await logged(other)).slice(-1);
+    const mine = await create('Mine after');
+    const stream = await open('/v1/events/stream', { 'last-event-id': foreign });
+    const [first] = await stream.waitFor(1);
+    expect(JSON.parse(first.data).subject.id).toBe(mine);
+    expect(stream.raw).not.toContain(foreign);
+  });
+
+  it('keeps workspaces apart: a stream sees its own workspace only, and never another\'s by path or header', async () => {
+    const other = t.demo.workspaces[1];
+    const mine = await open('/v1/events/stream');
+    const theirs = await open('/v1/events/stream', {}, other.apiKey);
+    const owner = userOf(t.demo, 'owner').token;
+    const byPath = await open(`/v1/workspaces/${other.id}/events/stream`, {}, owner);
+    const byHeader = await open('/v1/events/stream', { 'service-workspace-id': other.id }, owner);
+    const p1 = await create('Only mine');
+    const p2 = await create('Only theirs', other.apiKey);
+    await mine.waitFor(1);
+    for (const stream of [theirs, byPath, byHeader]) await stream.waitFor(1);
+    expect(mine.messages.map((m) => JSON.parse(m.data).subject.id)).toEqual([p1]);
+    for (const stream of [theirs, byPath, byHeader]) expect(stream.messages.map((m) => JSON.parse(m.data).subject.id)).toEqual([p2]);
+    for (const stream of [theirs, byPath, byHeader]) expect(stream.raw).not.toContain(ws1);
+
+    // Another workspace's credential, through the path or the header: 403, no stream.
+    for (const [path, headers, token] of [
+      [`/v1/workspaces/${ws1}/events/stream`, {}, other.apiKey],
+      [`/v1/workspaces/${ws1}/events/stream`, {}, userOf(t.demo, 'outsider').token],
+      ['/v1/events/stream', { 'service-workspace-id': ws1 }, userOf(t.demo, 'outsider').token],
+    ] as const) {
+      const refused = await open(path, headers, token);
+      expect(refused.status).toBe(403);
+      expect(JSON.parse(refused.raw).error.code).toBe('FORBIDDEN');
+    }
+  });
+
+  it('needs a valid credential (401) with read access to the workspace\'s events (a viewer has it)', async () => {
+    const none = await open('/v1/events/stream', {}, null);
+    expect(none.status).toBe(401);
+    expect(none.headers['www-authenticate']).toBe('Bearer');
+    const unknown = await open('/v1/events/stream', {}, 'svc_sk_' + 'A'.repeat(36));
+    expect(unknown.status).toBe(401);
+    const viewer = await open(`/v1/workspaces/${ws1}/events/stream`, {}, userOf(t.demo, 'viewer').token);
+    expect(viewer.status).toBe(200);
+    const id = await create('Seen by the viewer');
+    expect(JSON.parse((await viewer.waitFor(1))[0].data).subject.id).toBe(id);
+  });
+
+  it('counts as one request against the rate limit, however many events it carries', async () => {
+    const limited = ok(await t.call(userOf(t.demo, 'owner').token, 'POST', `/v1/workspaces/${ws1}/api-keys`, { name: 'limited' }), 201);
+    const remaining = (header: unknown) => Number(/;r=(\d+);/.exec(String(header))![1]);
+    const stream = await open('/v1/events/stream', {}, limited.key);
+    const left = remaining(stream.headers.ratelimit);
+    for (let i = 0; i < 3; i++) await create(`Counted ${i}`);
+    await stream.waitFor(3);
+    const next = await t.call(limited.key, 'GET', '/v1/events?limit=1');
+    expect(remaining(next.headers.ratelimit)).toBe(left - 1);
+  });
+
+  it('is fed by one read of the log per wake-up, whatever the number of streams', async () => {
+    const streams = await Promise.all(Array.from({ length: 20 }, () => open('/v1/events/stream')));
+    const reads: string[] = [];
+    const query = t.ctx.db.query.bind(t.ctx.db);
+    t.ctx.db.query = ((sql: string, params?: unknown[]) => {
+      if (/FROM events\s/.test(sql) && sql.includes('ORDER BY created_at, id')) reads.push(sql);
+      return query(sql, params);
+    }) as typeof t.ctx.db.query;
+    try {
+      const id = await create('Fanned out');
+      for (const stream of streams) expect(JSON.parse((await stream.waitFor(1))[0].data).subject.id).toBe(id);
+    } finally {
+      t.ctx.db.query = query;
+    }
+    expect(reads.length).toBeGreaterThanOrEqual(1);
+    expect(reads.length).toBeLessThanOrEqual(2);
+  });
+
+  it('keeps a reader that does not read at a bounded buffer, and catches it up from the log, in order, each event once', async () => {
+    // The stream's body, not yet read by anyone: as a client that has stopped reading.
+    const stream = await t.ctx.eventStreams.open({ workspaceId: ws1, types: null, after: null, keepAliveMs: 60_000, stillAllowed: async () => true });
+    const running = stream.run();
+    try {
+      // More events than the workspace's tail keeps (1,000), created together in batches.
+      const created = await Promise.all(Array.from({ length: 3_000 }, (_, i) => t.ctx.productCreations.create(ws1, { name: `Burst ${i}` }, t.clock.now())));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Waiting: one buffer's worth (16 KiB) and the write that filled it (about 16 KiB of events),
+      // not 3,000 events.
+      expect(stream.out.body.writableLength).toBeLessThan(40 * 1024);
+      let text = '';
+      let count = 0;
+      for await (const chunk of stream.out.body) {
+        text += chunk;
+        count += String(chunk).split('\ndata: ').length - 1;
+        if (count >= 3_000) break;
+      }
+      const ids = [...text.matchAll(/^id: (evt_\w+)$/gm)].map((m) => m[1]);
+      const log = await logged();
+      const from = log.indexOf(ids[0]);
+      expect(ids).toEqual(log.slice(from, from + 3_000));
+      const subjects = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]).subject.id);
+      expect(new Set(subjects)).toEqual(new Set(created.map((p) => p.id)));
+    } finally {
+      stream.close();
+      await running;
+    }
+  });
+
+  it('holds an event back while an older one may still commit, then sends both in the log\'s order', async () => {
+    const stream = await open('/v1/events/stream');
+    // A write of this process took its time and has not committed yet (as a request does before its
+    // statement runs); a later write commits first.
+    const early = t.clock.now();
+    const release = t.ctx.writes.hold(early.getTime());
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const later = await create('Committed first');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(stream.messages).toHaveLength(0);
+    const earlier = await t.ctx.productCreations.create(ws1, { name: 'Committed last' }, early);
+    release();
+    const [a, b] = await stream.waitFor(2);
+    expect([JSON.parse(a.data).subject.id, JSON.parse(b.data).subject.id]).toEqual([earlier.id, later]);
+    const log = await logged();
+    expect(log.indexOf(b.id!)).toBe(log.indexOf(a.id!) + 1);
+  });
+
+  it('sends a keep-alive comment every SVC_STREAM_KEEPALIVE, and ends at the next one once the credential is revoked', async () => {
+    const owner = userOf(t.demo, 'owner').token;
+    const revoked = ok(await t.call(owner, 'POST', `/v1/workspaces/${ws1}/api-keys`, { name: 'to revoke' }), 201);
+    t.ctx.config.streamKeepAliveMs = 50;
+    let stream: SseClient;
+    try {
+      stream = await open('/v1/events/stream', {}, revoked.key);
+    } finally {
+      t.ctx.config.streamKeepAliveMs = 60_000;
+    }
+    await stream.waitForComments(2);
+    expect(stream.comments.slice(0, 3)).toEqual(['keep-alive', 'keep-alive', 'keep-alive']);
+    expect(stream.raw).toMatch(/^retry: 1000\n\n(: keep-alive\n\n){3}/);
+    const before = t.ctx.eventStreams.size;
+    ok(await t.call(owner, 'DELETE', `/v1/workspaces/${ws1}/api-keys/${revoked.id}`));
+    await stream.ended;
+    expect(t.ctx.eventStreams.size).toBe(before - 1);
+  });
+
+  // Last: it stops the server.
+  it('ends every open stream when the server stops, without waiting for them', async () => {
+    const streams = await Promise.all([key, t.demo.workspaces[1].apiKey, key].map((token) => open('/v1/events/stream', {}, token)));
+    expect(t.ctx.eventStreams.size).toBe(3);
+    const started = Date.now();
+    stopped = true;
+    await t.app.close();
+    await Promise.all(streams.map((s) => s.ended));
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(t.ctx.eventStreams.size).toBe(0);
+  });
+});
+
+describe('event stream under concurrent writes, and across processes', () => {
+  let t: TestApp;
+  let second: { app: TestApp['app']; ctx: AppContext; close(): Promise<void> };
+  let base: string;
+  let secondBase: string;
+  let key: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ config: { streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000, streamSettleMs: 2_000 } });
+    base = await listening(t.app);
+    key = t.demo.workspaces[0].apiKey;
+    // A second API process on the same database. On PostgreSQL: its own connections and LISTEN, and
+    // a poll too rare to matter, so NOTIFY is what wakes it; the first's writes in flight are
+    // unknown to it, so it stays SVC_STREAM_SETTLE behind. The embedded database has one process
+    // only: the two share it and its writes in flight, and the second learns of the first's writes
+    // by its poll.
+    const postgres = ENGINE === 'postgres';
+    const db = postgres ? await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema!, poolSize: 5 }) : t.ctx.db;
+    const config = testConfig({ streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000, streamSettleMs: 2_000, pollIntervalMs: postgres ? 60_000 : 100 });
+    const ctx = createContext(config, db, randomBytes(32), undefined, postgres ? {} : { writes: t.ctx.writes });
+    const app = await buildApp(ctx);
+    secondBase = await listening(app);
+    second = {
+      app,
+      ctx,
+      close: async () => {
+        await app.close();
+        await ctx.rateLimits.close();
+        if (db !== t.ctx.db) await db.close();
+      },
+    };
+  });
+  afterAll(async () => {
+    await second.close();
+    await t.close();
+  });
+
+  /** `count` products created and then renamed, over HTTP, `parallel` requests at a time, through `urls` in turn. */
+  async function write(urls: string[], count: number, parallel: number): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < count) {
+        const i = next++;
+        const url = urls[i % urls.length];
+        const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+        const created = await fetch(`${url}/v1/products`, { method: 'POST', headers, body: JSON.stringify({ name: `Load ${i}` }) });
+        expect(created.status).toBe(201);
+        const { id } = (await created.json()) as { id: string };
+        const renamed = await fetch(`${url}/v1/products/${id}`, { method: 'PATCH', headers, body: JSON.stringify({ name: `Load ${i} renamed` }) });
+        expect(renamed.status).toBe(200);
+        await renamed.arrayBuffer();
+      }
+    };
+    await Promise.all(Array.from({ length: parallel }, worker));
+  }
+
+  it('sends every event of concurrent writes once, in the log\'s order, across a reconnect in the middle of them', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const steady = await openSse(`${base}/v1/events/stream`, auth);
+    let hopping = await openSse(`${base}/v1/events/stream`, auth);
+    const writing = write([base], 150, 16);
+    const firstPart = (await hopping.waitFor(60, 60_000)).map((m) => m.id!);
+    hopping.close();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    hopping = await openSse(`${base}/v1/events/stream`, { ...auth, 'last-event-id': firstPart[59] });
+    await writing;
+    const all = (await steady.waitFor(300, 60_000)).map((m) => m.id!);
+    const secondPart = (await hopping.waitFor(240, 60_000)).map((m) => m.id!);
+    steady.close();
+    hopping.close();
+    const log = await logOf(t, key);
+    const from = log.indexOf(all[0]);
+    expect(all).toEqual(log.slice(from, from + 300));
+    expect([...firstPart, ...secondPart]).toEqual(all);
+  }, 120_000);
+
+  it('follows the writes of another process on the same database: each event once, in the log\'s order', async () => {
+    const stream = await openSse(`${secondBase}/v1/events/stream`, { authorization: `Bearer ${key}` });
+    const started = Date.now();
+    // The other process writes alone first: its NOTIFY, not a poll, brings the event.
+    const res = await t.call(key, 'POST', '/v1/products', { name: 'From the first process' });
+    const [first] = await stream.waitFor(1, 30_000);
+    expect(JSON.parse(first.data).subject.id).toBe(res.json().id);
+    if (ENGINE === 'postgres') expect(Date.now() - started).toBeLessThan(10_000);
+    // Then both processes write at once.
+    await write([base, secondBase], 100, 12);
+    const received = (await stream.waitFor(201, 60_000)).map((m) => m.id!);
+    stream.close();
+    const log = await logOf(t, key);
+    const from = log.indexOf(received[0]);
+    expect(received).toEqual(log.slice(from, from + 201));
+    expect(second.ctx.eventStreams.size).toBeLessThanOrEqual(1);
+  }, 120_000);
+});
