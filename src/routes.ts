@@ -8,6 +8,7 @@ import { WORKSPACE_MOUNTS } from './http/mount.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { Product } from './products/schemas.js';
 import { productRoutes } from './products/routes.js';
+import { DeliveryAttempt } from './webhooks/attempts/schemas.js';
 import { WebhookDelivery } from './webhooks/deliveries/schemas.js';
 import { webhookDeliveryRoutes } from './webhooks/deliveries/routes.js';
 import { WebhookEndpoint } from './webhooks/endpoints/schemas.js';
@@ -19,6 +20,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   for (const schema of EVENT_SCHEMAS) app.addSchema(schema);
   app.addSchema(WebhookEndpoint);
   app.addSchema(WebhookDelivery);
+  app.addSchema(DeliveryAttempt);
 
   await app.register(
     async (scope) => {

@@ -30,6 +30,7 @@ const ROUTES: Record<string, { body?: unknown }> = {
   'POST /webhooks/endpoints/{endpointId}/send-test-event': {},
   'GET /webhooks/deliveries': {},
   'GET /webhooks/deliveries/{deliveryId}': {},
+  'GET /webhooks/deliveries/{deliveryId}/attempts': {},
   'POST /webhooks/deliveries/{deliveryId}/replay': {},
 };
 

@@ -261,6 +261,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a delivery's attempts, newest first, each with its request headers and response */
+        get: operations["listDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/deliveries/{deliveryId}/replay": {
         parameters: {
             query?: never;
@@ -463,6 +480,23 @@ export interface paths {
         };
         /** Retrieve a delivery with its request and last response (workspace in the path) */
         get: operations["getWebhookDeliveryInWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspaceId}/webhooks/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a delivery's attempts, newest first, each with its request headers and response (workspace in the path) */
+        get: operations["listDeliveryAttemptsInWorkspace"];
         put?: never;
         post?: never;
         delete?: never;
@@ -830,6 +864,28 @@ export interface components {
             responseStatus: number | null;
             responseTimeMs: number | null;
             replayOf: string | null;
+        };
+        /** @description One HTTP attempt of a delivery. */
+        WebhookDeliveryAttempt: {
+            /** @description Its number: 1 for the first attempt of the delivery. */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When the request was started (also its webhook-timestamp).
+             */
+            startedAt: string;
+            responseStatus: number | null;
+            responseTimeMs: number | null;
+            error: string | null;
+            /** @description The headers sent, without secrets: the signing secret never appears; webhook-signature (an HMAC of this request, which tells nothing of the secret) is kept so a receiver can be checked against it; credential-like names are left out. Null when no request was built. */
+            requestHeaders: {
+                [key: string]: string;
+            } | null;
+            /** @description Headers of the answer; null without one. */
+            responseHeaders: {
+                [key: string]: string;
+            } | null;
+            responseBody: string | null;
         };
     };
     responses: never;
@@ -3325,6 +3381,120 @@ export interface operations {
             };
         };
     };
+    listDeliveryAttempts: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 20, at most 100). */
+                limit?: number;
+                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                page?: string;
+            };
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Webhook delivery id (whd_...). */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery's attempts, newest first. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDeliveryAttempt"][];
+                        /** @description URL of the next page; null at the end. */
+                        nextPageUrl: string | null;
+                        /** @description URL of the previous page; null on the first page. */
+                        previousPageUrl: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     replayWebhookDelivery: {
         parameters: {
             query?: never;
@@ -5542,6 +5712,122 @@ export interface operations {
                                 type: string;
                             } | null;
                         };
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listDeliveryAttemptsInWorkspace: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 20, at most 100). */
+                limit?: number;
+                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                page?: string;
+            };
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Workspace id (wsp_...). */
+                workspaceId: string;
+                /** @description Webhook delivery id (whd_...). */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery's attempts, newest first. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDeliveryAttempt"][];
+                        /** @description URL of the next page; null at the end. */
+                        nextPageUrl: string | null;
+                        /** @description URL of the previous page; null on the first page. */
+                        previousPageUrl: string | null;
                     };
                 };
             };

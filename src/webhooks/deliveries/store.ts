@@ -105,7 +105,7 @@ export function toListView(row: DeliveryRow) {
 const HIDDEN_HEADER = /^(authorization|proxy-authorization|cookie)$|secret|token/i;
 
 /** A stored header map as string to string; null when nothing was recorded (no attempt yet). */
-function headerMap(value: unknown, hide: boolean): Record<string, string> | null {
+export function headerMap(value: unknown, hide: boolean): Record<string, string> | null {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
   const out: Record<string, string> = {};
   for (const [name, raw] of Object.entries(value as Record<string, unknown>)) {
