@@ -3135,6 +3135,8 @@ export interface operations {
                 page?: string;
                 /** @description Only deliveries to this endpoint (whe_...). */
                 endpointId?: string;
+                /** @description Only deliveries of this event (evt_...), its replays (and theirs) included. */
+                eventId?: string;
                 /** @description pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive. */
                 status?: "pending" | "success" | "failed" | "disabled";
                 /** @description Exact event type, from the catalog. */
@@ -5530,6 +5532,8 @@ export interface operations {
                 page?: string;
                 /** @description Only deliveries to this endpoint (whe_...). */
                 endpointId?: string;
+                /** @description Only deliveries of this event (evt_...), its replays (and theirs) included. */
+                eventId?: string;
                 /** @description pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive. */
                 status?: "pending" | "success" | "failed" | "disabled";
                 /** @description Exact event type, from the catalog. */

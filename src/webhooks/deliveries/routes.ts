@@ -35,6 +35,7 @@ function instant(value: string | undefined, name: string): Date | undefined {
 function filtersOf(query: DeliveryListQueryInput): DeliveryFilters {
   return {
     endpointId: query.endpointId,
+    eventId: query.eventId,
     status: query.status,
     eventType: query.eventType,
     createdGte: instant(query.createdGte, 'createdGte'),
@@ -57,10 +58,10 @@ export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mou
       response: { 200: DeliveryList },
     },
     handler: async (request) => {
-      const { limit = DEFAULT_LIMIT, page, endpointId, status, eventType, createdGte, createdLte } = request.query;
+      const { limit = DEFAULT_LIMIT, page, endpointId, eventId, status, eventType, createdGte, createdLte } = request.query;
       const workspaceId = request.workspace!.id;
       // The filters as given are bound into the cursor: changing one beside a page token is a 400.
-      const binding = { list: 'webhook-deliveries', scope: workspaceId, limit, filters: { endpointId, status, eventType, createdGte, createdLte } };
+      const binding = { list: 'webhook-deliveries', scope: workspaceId, limit, filters: { endpointId, eventId, status, eventType, createdGte, createdLte } };
       const filters = filtersOf(request.query);
       const result = await listDeliveries(ctx.db, workspaceId, filters, requestCursor(ctx, page, binding), limit);
       return { data: result.rows.map(toListView), ...pageUrls(ctx, request, binding, result) };
