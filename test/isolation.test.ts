@@ -24,6 +24,7 @@ const ROUTES: Record<string, { body?: unknown }> = {
   'POST /webhooks/endpoints': { body: { url: 'https://intruder.example.com/hook', subscribedEvents: ['product.*'] } },
   'GET /webhooks/endpoints/event-types': {},
   'GET /webhooks/endpoints/{endpointId}': {},
+  'GET /webhooks/endpoints/{endpointId}/stats': {},
   'PATCH /webhooks/endpoints/{endpointId}': { body: { url: 'https://intruder.example.com/hook', active: false } },
   'DELETE /webhooks/endpoints/{endpointId}': {},
   'POST /webhooks/endpoints/{endpointId}/rotate-secret': {},

@@ -193,6 +193,23 @@ export interface paths {
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
+    "/v1/webhooks/endpoints/{endpointId}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An endpoint's attempts over the last hour, day or week: counts, success rate, latency percentiles and a time series */
+        get: operations["getEndpointStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/endpoints/{endpointId}/rotate-secret": {
         parameters: {
             query?: never;
@@ -418,6 +435,23 @@ export interface paths {
         head?: never;
         /** Update a webhook endpoint; active false pauses it, active true re-enables it (workspace in the path) */
         patch: operations["updateWebhookEndpointInWorkspace"];
+        trace?: never;
+    };
+    "/v1/workspaces/{workspaceId}/webhooks/endpoints/{endpointId}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An endpoint's attempts over the last hour, day or week: counts, success rate, latency percentiles and a time series (workspace in the path) */
+        get: operations["getEndpointStatsInWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/workspaces/{workspaceId}/webhooks/endpoints/{endpointId}/rotate-secret": {
@@ -2857,6 +2891,139 @@ export interface operations {
             };
         };
     };
+    getEndpointStats: {
+        parameters: {
+            query?: {
+                /** @description The period: the last hour (5-minute buckets), day (hourly) or week (6-hour buckets); 24h by default. */
+                window?: "1h" | "24h" | "7d";
+            };
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Webhook endpoint id (whe_...). */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endpoint's delivery statistics over a recent window, from its attempts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        window: "1h" | "24h" | "7d";
+                        /** @description HTTP attempts started in the window (every retry counts). */
+                        attempts: number;
+                        /** @description Attempts answered with a 2xx in full and in time. */
+                        successes: number;
+                        /** @description Every other attempt: other statuses, time-outs, refused or broken connections. */
+                        failures: number;
+                        successRate: number | null;
+                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). */
+                        latencyMs: {
+                            p50: number | null;
+                            p95: number | null;
+                            p99: number | null;
+                        };
+                        /** @description Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown. */
+                        series: {
+                            /**
+                             * Format: date-time
+                             * @description Start of the bucket; it ends where the next one starts.
+                             */
+                            start: string;
+                            /** @description Successful attempts started in the bucket. */
+                            successes: number;
+                            /** @description Failed attempts started in the bucket. */
+                            failures: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     rotateWebhookEndpointSecret: {
         parameters: {
             query?: never;
@@ -5207,6 +5374,141 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEndpointStatsInWorkspace: {
+        parameters: {
+            query?: {
+                /** @description The period: the last hour (5-minute buckets), day (hourly) or week (6-hour buckets); 24h by default. */
+                window?: "1h" | "24h" | "7d";
+            };
+            header?: {
+                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                "service-workspace-id"?: string;
+            };
+            path: {
+                /** @description Workspace id (wsp_...). */
+                workspaceId: string;
+                /** @description Webhook endpoint id (whe_...). */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endpoint's delivery statistics over a recent window, from its attempts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        window: "1h" | "24h" | "7d";
+                        /** @description HTTP attempts started in the window (every retry counts). */
+                        attempts: number;
+                        /** @description Attempts answered with a 2xx in full and in time. */
+                        successes: number;
+                        /** @description Every other attempt: other statuses, time-outs, refused or broken connections. */
+                        failures: number;
+                        successRate: number | null;
+                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). */
+                        latencyMs: {
+                            p50: number | null;
+                            p95: number | null;
+                            p99: number | null;
+                        };
+                        /** @description Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown. */
+                        series: {
+                            /**
+                             * Format: date-time
+                             * @description Start of the bucket; it ends where the next one starts.
+                             */
+                            start: string;
+                            /** @description Successful attempts started in the bucket. */
+                            successes: number;
+                            /** @description Failed attempts started in the bucket. */
+                            failures: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;

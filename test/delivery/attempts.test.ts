@@ -128,6 +128,11 @@ describe('delivery attempts log', () => {
       expect(delivery.requestHeaders).toEqual(third.requestHeaders);
       expect(delivery.responseTimeMs).toBe(third.responseTimeMs);
 
+      // The endpoint's statistics count the three attempts.
+      const stats = (await t.call(key, 'GET', `/v1/webhooks/endpoints/${endpointId}/stats?window=1h`)).json();
+      expect(stats).toMatchObject({ attempts: 3, successes: 1, failures: 2 });
+      expect(stats.successRate).toBeCloseTo(1 / 3, 10);
+      expect(stats.series.reduce((n: number, b: { successes: number; failures: number }) => n + b.successes + b.failures, 0)).toBe(3);
       await pause(endpointId);
     });
   }
