@@ -11,6 +11,7 @@ import { Order, OrderLineItem } from './orders/schemas.js';
 import { orderRoutes } from './orders/routes.js';
 import { Product } from './products/schemas.js';
 import { productRoutes } from './products/routes.js';
+import { DeliveryAttempt } from './webhooks/attempts/schemas.js';
 import { WebhookDelivery } from './webhooks/deliveries/schemas.js';
 import { webhookDeliveryRoutes } from './webhooks/deliveries/routes.js';
 import { WebhookEndpoint } from './webhooks/endpoints/schemas.js';
@@ -24,6 +25,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   for (const schema of EVENT_SCHEMAS) app.addSchema(schema);
   app.addSchema(WebhookEndpoint);
   app.addSchema(WebhookDelivery);
+  app.addSchema(DeliveryAttempt);
 
   // Open event streams end when the server begins to stop, so that it does not wait on them.
   app.addHook('preClose', (done) => {

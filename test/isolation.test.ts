@@ -35,12 +35,14 @@ const ROUTES: Record<string, { body?: unknown | ((ids: Record<string, string>) =
   'POST /webhooks/endpoints': { body: { url: 'https://intruder.example.com/hook', subscribedEvents: ['product.*'] } },
   'GET /webhooks/endpoints/event-types': {},
   'GET /webhooks/endpoints/{endpointId}': {},
+  'GET /webhooks/endpoints/{endpointId}/stats': {},
   'PATCH /webhooks/endpoints/{endpointId}': { body: { url: 'https://intruder.example.com/hook', active: false } },
   'DELETE /webhooks/endpoints/{endpointId}': {},
   'POST /webhooks/endpoints/{endpointId}/rotate-secret': {},
   'POST /webhooks/endpoints/{endpointId}/send-test-event': {},
   'GET /webhooks/deliveries': {},
   'GET /webhooks/deliveries/{deliveryId}': {},
+  'GET /webhooks/deliveries/{deliveryId}/attempts': {},
   'POST /webhooks/deliveries/{deliveryId}/replay': {},
 };
 

@@ -19,6 +19,21 @@ describe('retention', () => {
   const setStatus = (id: string, status: string) =>
     t.ctx.db.query(`UPDATE webhook_deliveries SET status = $2, next_attempt_at = CASE WHEN $2 = 'pending' THEN next_attempt_at END WHERE id = $1`, [id, status]);
 
+  /** `n` logged attempts of a delivery, as the engine writes them. */
+  const addAttempts = async (deliveryId: string, n: number) => {
+    for (let attempt = 1; attempt <= n; attempt++) {
+      await t.ctx.db.query(
+        `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, workspace_id, endpoint_id, started_at, ok, response_status, response_time_ms)
+         SELECT id, $2, workspace_id, endpoint_id, $3, true, 200, 5 FROM webhook_deliveries WHERE id = $1`,
+        [deliveryId, attempt, t.clock.now()],
+      );
+    }
+  };
+  const attemptsOf = async () =>
+    (await t.ctx.db.query<{ delivery_id: string; attempt: number }>('SELECT delivery_id, attempt FROM webhook_delivery_attempts ORDER BY 1, 2')).map(
+      (r) => `${r.delivery_id}/${r.attempt}`,
+    );
+
   beforeAll(async () => {
     clock = new ManualClock();
     t = await startTestApp({ clock, config: { retentionMs: 30 * DAY } });
@@ -37,29 +52,35 @@ describe('retention', () => {
     expect(old).toHaveLength(5);
     for (const [i, status] of ['success', 'failed', 'disabled', 'success'].entries()) await setStatus(old[i].id, status);
     // old[4] stays pending: it and its event are kept however old they are.
+    for (const d of old) await addAttempts(d.id, 2);
 
     clock.advance(30 * DAY + 60_000);
     await createProduct(t, 'Recent');
     const recent = (await deliveries()).at(-1)!;
     await setStatus(recent.id, 'success');
+    await addAttempts(recent.id, 1);
     const eventsBefore = await ids('events');
     expect(eventsBefore).toHaveLength(7);
 
     const run = await runRetention(t.ctx, { batchSize: 2, pauseMs: 0 });
-    expect(run.deleted).toEqual({ webhook_deliveries: 4, events: 5 });
+    // Attempts go with their deliveries; a kept delivery keeps its whole log.
+    expect(run.deleted).toEqual({ webhook_deliveries: 4, webhook_delivery_attempts: 8, events: 5 });
     expect(await ids('webhook_deliveries')).toEqual([old[4].id, recent.id]);
+    expect(await attemptsOf()).toEqual([`${old[4].id}/1`, `${old[4].id}/2`, `${recent.id}/1`]);
     expect(await ids('events')).toEqual([old[4].event_id, recent.event_id].sort());
 
     // A second run finds nothing more; once the pending one finishes, it goes with its event.
-    expect((await runRetention(t.ctx, { batchSize: 2, pauseMs: 0 })).deleted).toEqual({ webhook_deliveries: 0, events: 0 });
+    expect((await runRetention(t.ctx, { batchSize: 2, pauseMs: 0 })).deleted).toEqual({ webhook_deliveries: 0, webhook_delivery_attempts: 0, events: 0 });
     await setStatus(old[4].id, 'failed');
-    expect((await runRetention(t.ctx, { pauseMs: 0 })).deleted).toEqual({ webhook_deliveries: 1, events: 1 });
+    expect((await runRetention(t.ctx, { pauseMs: 0 })).deleted).toEqual({ webhook_deliveries: 1, webhook_delivery_attempts: 2, events: 1 });
     expect(await ids('webhook_deliveries')).toEqual([recent.id]);
+    expect(await attemptsOf()).toEqual([`${recent.id}/1`]);
     expect(await ids('events')).toEqual([recent.event_id]);
 
     const metrics = await t.ctx.metrics.text();
     expect(sample(metrics, 'svc_retention_deleted_rows_total', { table: 'webhook_deliveries' })).toBe(5);
     expect(sample(metrics, 'svc_retention_deleted_rows_total', { table: 'events' })).toBe(6);
+    expect(sample(metrics, 'svc_retention_deleted_rows_total', { table: 'webhook_delivery_attempts' })).toBe(10);
   });
 
   it('runs side by side in several processes without deleting a row twice, and stops between batches', async () => {
@@ -72,7 +93,7 @@ describe('retention', () => {
     // A graceful stop ends the run after the batch in progress.
     let batches = 0;
     const stopped = await runRetention(t.ctx, { batchSize: 3, pauseMs: 0, stopped: () => batches++ >= 1 });
-    expect(stopped.deleted).toEqual({ webhook_deliveries: 3 });
+    expect(stopped.deleted).toEqual({ webhook_deliveries: 3, webhook_delivery_attempts: 0 });
 
     const runs = await Promise.all([0, 1, 2].map(() => runRetention(t.ctx, { batchSize: 3, pauseMs: 0 })));
     const sum = (table: string) => runs.reduce((n, r) => n + r.deleted[table], 0);

@@ -119,6 +119,11 @@ describe('webhook deliveries', () => {
       '?status=done',
       '?endpointId=whd_01jd3x00000000000000000000',
       '?endpointId=abc',
+      '?eventId=abc',
+      '?eventId=whd_01jd3x00000000000000000000',
+      '?eventId=evt_01jd3x',
+      '?eventId=evt_01JD3X00000000000000000000',
+      `?eventId=evt_01jd3x00000000000000000000'--`,
       '?createdGte=yesterday',
       '?createdGte=2026-01-01',
       '?createdLte=2026-01-01T23:59:60Z',
@@ -195,6 +200,61 @@ describe('webhook deliveries', () => {
     const second = (await t.call(key, 'GET', `/v1/webhooks/deliveries/${again.id}`)).json().delivery;
     expect(second.replayOf).toBe(delivery.id);
     expect(second.requestBody).toEqual(before.delivery.requestBody);
+  });
+
+  it('filters by event: its deliveries, their replays and the replays of those, newest first', async () => {
+    clock.advance(1000);
+    const productId = (await t.call(key, 'POST', '/v1/products', { name: 'four' })).json().id;
+    // Another event in the same millisecond: its deliveries' ids start the same way.
+    const sibling = (await t.call(key, 'POST', '/v1/products', { name: 'five' })).json().id;
+    const siblingEvent = (await t.call(key, 'GET', `/v1/events?subjectType=product&subjectId=${sibling}`)).json().data[0];
+    const event = (await t.call(key, 'GET', `/v1/events?subjectType=product&subjectId=${productId}`)).json().data[0];
+    const own = (await list(`?eventId=${event.id}`)).data;
+    expect(own.map((d) => d.endpointId).sort()).toEqual([a, b].sort());
+    expect(own.every((d) => d.eventId === event.id && d.replayOf === null)).toBe(true);
+    const ofA = own.find((d) => d.endpointId === a)!.id;
+    const ofB = own.find((d) => d.endpointId === b)!.id;
+
+    const replay = async (id: string) => {
+      clock.advance(1000);
+      const res = await t.call(key, 'POST', `/v1/webhooks/deliveries/${id}/replay`);
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json().delivery.id as string;
+    };
+    const r1 = await replay(ofA);
+    const r2 = await replay(r1);
+    const r3 = await replay(ofB);
+    const family = (await list(`?eventId=${event.id}`)).data;
+    expect(ids(family)).toEqual([r3, r2, r1, ...ids(own)]);
+    const siblings = (await list(`?eventId=${siblingEvent.id}`)).data;
+    expect(siblings).toHaveLength(2);
+    expect(siblings.every((d) => d.eventId === siblingEvent.id && !ids(family).includes(d.id))).toBe(true);
+    expect(siblings[0].id.slice(0, 14)).toBe(own[0].id.slice(0, 14));
+
+    // Pages carry the filter; other filters narrow it.
+    const first = await list(`?eventId=${event.id}&limit=2`);
+    expect(ids(first.data)).toEqual([r3, r2]);
+    expect(first.nextPageUrl).toContain(`eventId=${event.id}`);
+    const walked = ids(first.data);
+    for (let page = first; page.nextPageUrl; ) {
+      page = await list(pathOf(page.nextPageUrl).replace('/v1/webhooks/deliveries', ''));
+      walked.push(...ids(page.data));
+    }
+    expect(walked).toEqual(ids(family));
+    const changed = new URL(first.nextPageUrl!);
+    changed.searchParams.set('eventId', all[0].eventId);
+    expectError(await t.call(key, 'GET', changed.pathname + changed.search), 400, 'VALIDATION');
+    expect(ids((await list(`?eventId=${event.id}&endpointId=${b}`)).data)).toEqual([r3, ofB]);
+    expect(ids((await list(`?eventId=${event.id}&status=failed`)).data)).toEqual([]);
+
+    // A replay's own (synthetic) event id finds it and what replays it.
+    const replayed = family.find((d) => d.id === r1)!;
+    expect(ids((await list(`?eventId=${replayed.eventId}`)).data)).toEqual([r2, r1]);
+    // Unknown, or another workspace's: nothing.
+    expect((await list('?eventId=evt_00000000000000000000000000')).data).toEqual([]);
+    const other = await t.call(t.demo.workspaces[1].apiKey, 'GET', `/v1/webhooks/deliveries?eventId=${event.id}`);
+    expect(other.json().data).toEqual([]);
+    expect((await t.call(t.demo.workspaces[1].apiKey, 'GET', `/v1/workspaces/${t.demo.workspaces[0].id}/webhooks/deliveries?eventId=${event.id}`)).statusCode).toBe(403);
   });
 
   it('refuses to replay to an inactive or deleted endpoint with 409 and adds nothing', async () => {

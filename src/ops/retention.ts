@@ -26,6 +26,8 @@ interface Sweep {
   keep: string;
   /** Computed once per run, before the batches: ids the run must not delete. */
   held?: (q: Queryable, cutoff: Date) => Promise<string[]>;
+  /** Rows of another table that belong to a deleted row (`column` holds its id): deleted by the same statement. */
+  with?: { table: string; column: string };
 }
 
 /**
@@ -35,11 +37,13 @@ interface Sweep {
  *   The held list is the pending deliveries' event ids older than the cutoff, read once per run
  *   through the due-deliveries index (pending rows only); a row turns pending only when it is
  *   created, so the list cannot grow stale during the run.
- * A table added later (e.g. delivery attempts, unless they go with their delivery by ON DELETE
- * CASCADE) is one more line here, before the table it refers to.
+ * - Delivery attempts go with their delivery, in the statement that deletes it (found by the
+ *   attempts' primary key, which starts with the delivery id): a delivery kept keeps its whole log,
+ *   and the attempts table needs no index or foreign key of its own for this.
+ * A table added later is one more line here, before the table it refers to.
  */
 export const SWEEPS: Sweep[] = [
-  { table: 'webhook_deliveries', prefix: 'whd', keep: `status = 'pending'` },
+  { table: 'webhook_deliveries', prefix: 'whd', keep: `status = 'pending'`, with: { table: 'webhook_delivery_attempts', column: 'delivery_id' } },
   {
     table: 'events',
     prefix: 'evt',
@@ -82,21 +86,32 @@ export async function runRetention(ctx: AppContext, options: RetentionOptions = 
     const held = sweep.held ? await sweep.held(ctx.db, cutoff) : [];
     let after = `${sweep.prefix}_`;
     deleted[sweep.table] = 0;
+    if (sweep.with) deleted[sweep.with.table] = 0;
+    const dependents = sweep.with
+      ? `, dependents AS (
+           DELETE FROM ${sweep.with.table} x USING gone g WHERE x.${sweep.with.column} = g.id RETURNING 1
+         )`
+      : '';
     for (;;) {
       if (options.stopped?.()) return { deleted };
-      const [batch] = await ctx.db.query<{ deleted: number; selected: number; last: string | null }>(
+      const [batch] = await ctx.db.query<{ deleted: number; selected: number; last: string | null; dependents: number }>(
         `WITH doomed AS (
            SELECT id FROM ${sweep.table}
             WHERE id > $1 AND id < $2 AND NOT (${sweep.keep})
             ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
          ), gone AS (
            DELETE FROM ${sweep.table} t USING doomed d WHERE t.id = d.id RETURNING t.id
-         )
-         SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT count(*)::int FROM doomed) AS selected, (SELECT max(id) FROM doomed) AS last`,
+         )${dependents}
+         SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT count(*)::int FROM doomed) AS selected, (SELECT max(id) FROM doomed) AS last,
+                ${sweep.with ? '(SELECT count(*)::int FROM dependents)' : '0'} AS dependents`,
         [after, idTimePrefix(sweep.prefix, cutoff), batchSize, ...(sweep.held ? [held] : [])],
       );
       deleted[sweep.table] += batch.deleted;
       if (batch.deleted > 0) ctx.metrics.retentionDeleted(sweep.table, batch.deleted);
+      if (sweep.with && batch.dependents > 0) {
+        deleted[sweep.with.table] += batch.dependents;
+        ctx.metrics.retentionDeleted(sweep.with.table, batch.dependents);
+      }
       if (batch.selected < batchSize || batch.last === null) break;
       after = batch.last;
       if (pauseMs > 0) await sleep(pauseMs);

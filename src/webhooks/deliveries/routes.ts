@@ -10,6 +10,8 @@ import { endpointInactive } from '../endpoints/schemas.js';
 import { lockEndpoint } from '../endpoints/store.js';
 import { DeliveryList, DeliveryListQuery, Replayed, WebhookDeliveryDetail, type DeliveryListQueryInput } from './schemas.js';
 import { enqueueDeliveries } from '../../outbox/outbox.js';
+import { AttemptList, AttemptListQuery, type AttemptListQueryInput } from '../attempts/schemas.js';
+import { deliveryExists, listAttempts, toAttemptView } from '../attempts/store.js';
 import { findDelivery, listDeliveries, toDetailView, toListView, type DeliveryFilters } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
@@ -19,6 +21,7 @@ type DeliveryParams = { Params: { deliveryId: string } };
 function filtersOf(query: DeliveryListQueryInput): DeliveryFilters {
   return {
     endpointId: query.endpointId,
+    eventId: query.eventId,
     status: query.status,
     eventType: query.eventType,
     ...createdRange(query),
@@ -40,10 +43,10 @@ export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mou
       response: { 200: DeliveryList },
     },
     handler: async (request) => {
-      const { limit = DEFAULT_LIMIT, page, endpointId, status, eventType, createdGte, createdLte } = request.query;
+      const { limit = DEFAULT_LIMIT, page, endpointId, eventId, status, eventType, createdGte, createdLte } = request.query;
       const workspaceId = request.workspace!.id;
       // The filters as given are bound into the cursor: changing one beside a page token is a 400.
-      const binding = { list: 'webhook-deliveries', scope: workspaceId, limit, filters: { endpointId, status, eventType, createdGte, createdLte } };
+      const binding = { list: 'webhook-deliveries', scope: workspaceId, limit, filters: { endpointId, eventId, status, eventType, createdGte, createdLte } };
       const filters = filtersOf(request.query);
       const result = await listDeliveries(ctx.db, workspaceId, filters, requestCursor(ctx, page, binding), limit);
       return { data: result.rows.map(toListView), ...pageUrls(ctx, request, binding, result) };
@@ -64,6 +67,27 @@ export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mou
       const row = isId('whd', deliveryId) ? await findDelivery(ctx.db, request.workspace!.id, deliveryId) : null;
       if (!row) throw notFound('webhook delivery');
       return { delivery: toDetailView(row) };
+    },
+  });
+
+  app.get<DeliveryParams & { Querystring: AttemptListQueryInput }>('/webhooks/deliveries/:deliveryId/attempts', {
+    config: { auth: read },
+    schema: {
+      ...common,
+      operationId: 'listDeliveryAttempts',
+      summary: "List a delivery's attempts, newest first, each with its request headers and response",
+      params: deliveryParams,
+      querystring: AttemptListQuery,
+      response: { 200: AttemptList },
+    },
+    handler: async (request) => {
+      const { deliveryId } = request.params;
+      const { limit = DEFAULT_LIMIT, page } = request.query;
+      const workspaceId = request.workspace!.id;
+      if (!isId('whd', deliveryId) || !(await deliveryExists(ctx.db, workspaceId, deliveryId))) throw notFound('webhook delivery');
+      const binding = { list: 'webhook-delivery-attempts', scope: `${workspaceId}/${deliveryId}`, limit, filters: {} };
+      const result = await listAttempts(ctx.db, workspaceId, deliveryId, requestCursor(ctx, page, binding), limit);
+      return { data: result.rows.map(toAttemptView), ...pageUrls(ctx, request, binding, result) };
     },
   });
 

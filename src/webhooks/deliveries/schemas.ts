@@ -49,6 +49,9 @@ export const DeliveryListQuery = Type.Object(
   {
     ...PageQuery,
     endpointId: Type.Optional(Type.String({ pattern: '^whe_[0-9a-z]{26}$', description: 'Only deliveries to this endpoint (whe_...).' })),
+    eventId: Type.Optional(
+      Type.String({ pattern: '^evt_[0-9a-z]{26}$', description: 'Only deliveries of this event (evt_...), its replays (and theirs) included.' }),
+    ),
     status: Type.Optional(Status),
     eventType: Type.Optional(EventTypeFilter('Exact event type, from the catalog.')),
     ...CreatedRange,

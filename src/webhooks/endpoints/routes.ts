@@ -9,6 +9,8 @@ import { DEFAULT_LIMIT, PageQuery } from '../../http/pagination.js';
 import { isId, newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/iso.js';
 import { enqueueDeliveries } from '../../outbox/outbox.js';
+import { EndpointStats, StatsQuery, type StatsQueryInput } from '../attempts/schemas.js';
+import { endpointStats } from '../attempts/stats.js';
 import { disablePendingDeliveries } from '../deliveries/store.js';
 import {
   CreatedWebhookEndpoint,
@@ -109,6 +111,23 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
       const row = await findEndpoint(ctx.db, request.workspace!.id, endpointIdOf(request.params));
       if (!row) throw notFound('webhook endpoint');
       return toView(row);
+    },
+  });
+
+  app.get<EndpointParams & { Querystring: StatsQueryInput }>('/webhooks/endpoints/:endpointId/stats', {
+    config: { auth: read },
+    schema: {
+      ...common,
+      operationId: 'getEndpointStats',
+      summary: "An endpoint's attempts over the last hour, day or week: counts, success rate, latency percentiles and a time series",
+      params: endpointParams,
+      querystring: StatsQuery,
+      response: { 200: EndpointStats },
+    },
+    handler: async (request) => {
+      const id = endpointIdOf(request.params);
+      if (!(await findEndpoint(ctx.db, request.workspace!.id, id))) throw notFound('webhook endpoint');
+      return endpointStats(ctx.db, id, request.query.window ?? '24h', ctx.clock.now());
     },
   });
 

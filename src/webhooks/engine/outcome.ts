@@ -7,8 +7,8 @@ import type { Outcome } from './attempt.js';
 import { AUTO_DISABLE_AFTER, autoDisable } from '../endpoints/auto-disable.js';
 
 /**
- * Writes a batch of outcomes of rows not held by a row lock: the delivery rows, each endpoint's count
- * of consecutive failed deliveries, and any auto-disable that count calls for.
+ * Writes a batch of outcomes of rows not held by a row lock: the delivery rows with their attempts
+ * log, each endpoint's count of consecutive failed deliveries, and any auto-disable that count calls for.
  *
  * Writes are idempotent and guarded by the take: a row is only changed while it is still `pending`
  * with this worker's attempt number and mark (job.ts: its lease, or its due time for a row whose lock
@@ -109,7 +109,21 @@ const ANSWER = {
 };
 
 /**
- * Writes the rows and answers as `answer` says (ANSWER).
+ * Every attempt written (the row's guard passed and a request was made) is kept in the attempts log,
+ * numbered by the row's new attempt count, by the same statement: no round trip of its own. A data-
+ * modifying CTE runs whether or not the answer reads it. Its key, (delivery, attempt), is unique by
+ * the guard already (a row takes each attempt number once); should a write ever find its attempt
+ * logged, it is left as it is rather than fail the batch and hold every row of it up.
+ */
+const LOG_ATTEMPTS = `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, workspace_id, endpoint_id, started_at, ok, response_status,
+                                              response_time_ms, error, request_headers, response_headers, response_body)
+       SELECT id, attempt, workspace_id, endpoint_id, attempted_at, ok, response_status, response_time_ms, error, request_headers,
+              response_headers, response_body
+         FROM written WHERE attempted
+       ON CONFLICT (delivery_id, attempt) DO NOTHING`;
+
+/**
+ * Writes the rows, logs their attempts (LOG_ATTEMPTS) and answers as `answer` says (ANSWER).
  *
  * The batch travels as one array per column (array literals, db/arrays.ts). Unlike a JSON document
  * of row objects, arrays are not parsed into a tree whose keys are sorted row by row, which cut
@@ -157,7 +171,11 @@ async function writeDeliveries(
         WHERE d.id = o.id AND e.id = d.endpoint_id
           AND d.attempt = o.claimed_attempt
           AND ${GUARD}
-       RETURNING d.id, d.endpoint_id, d.status, e.consecutive_failures <> 0 AS endpoint_failing
+       RETURNING d.id, d.endpoint_id, d.status, e.consecutive_failures <> 0 AS endpoint_failing,
+                 d.workspace_id, d.attempt, o.attempted, o.attempted_at, o.status = 'success' AS ok, o.response_status,
+                 o.response_time_ms, o.error, o.request_headers, o.response_headers, o.response_body
+     ), logged AS (
+       ${LOG_ATTEMPTS}
      )${reset}
      ${ANSWER[answer]}`,
     [

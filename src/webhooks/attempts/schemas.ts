@@ -1,0 +1,82 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ListOf } from '../../http/list.js';
+import { PageQuery } from '../../http/pagination.js';
+import { StringMap } from '../../http/string-map.js';
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+const HeaderMap = (description: string) => Type.Union([StringMap(), Type.Null()], { description });
+
+export const DeliveryAttempt = Type.Object(
+  {
+    attempt: Type.Integer({ description: 'Its number: 1 for the first attempt of the delivery.' }),
+    startedAt: Type.String({ format: 'date-time', description: 'When the request was started (also its webhook-timestamp).' }),
+    responseStatus: Nullable(Type.Integer({ description: 'HTTP status of the answer; null without one (refused, reset, timed out before the headers).' })),
+    responseTimeMs: Nullable(Type.Integer({ description: 'From the start of the request to the end of the answer or the failure, in milliseconds.' })),
+    error: Nullable(Type.String({ description: 'Short error of a failed attempt; null for a success.' })),
+    requestHeaders: HeaderMap(
+      'The headers sent, without secrets: the signing secret never appears; webhook-signature (an HMAC of this request, which tells nothing of the secret) is kept so a receiver can be checked against it; credential-like names are left out. Null when no request was built.',
+    ),
+    responseHeaders: HeaderMap('Headers of the answer; null without one.'),
+    responseBody: Nullable(Type.String({ description: 'Body of the answer, its first 64 KiB at most; null without one.' })),
+  },
+  { $id: 'WebhookDeliveryAttempt', description: 'One HTTP attempt of a delivery.' },
+);
+
+export const AttemptList = ListOf(Type.Ref('WebhookDeliveryAttempt'), "The delivery's attempts, newest first.");
+
+export const AttemptListQuery = Type.Object(PageQuery, { additionalProperties: false });
+export type AttemptListQueryInput = Static<typeof AttemptListQuery>;
+
+/** The statistics windows and their series buckets: 12 of 5 minutes, 24 of an hour, 28 of 6 hours. */
+export const STATS_WINDOWS = {
+  '1h': { windowMs: 60 * 60_000, bucketMs: 5 * 60_000 },
+  '24h': { windowMs: 24 * 60 * 60_000, bucketMs: 60 * 60_000 },
+  '7d': { windowMs: 7 * 24 * 60 * 60_000, bucketMs: 6 * 60 * 60_000 },
+} as const;
+export type StatsWindow = keyof typeof STATS_WINDOWS;
+
+export const StatsQuery = Type.Object(
+  {
+    window: Type.Optional(
+      Type.Union(
+        (Object.keys(STATS_WINDOWS) as StatsWindow[]).map((w) => Type.Literal(w)),
+        { default: '24h', description: 'The period: the last hour (5-minute buckets), day (hourly) or week (6-hour buckets); 24h by default.' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type StatsQueryInput = Static<typeof StatsQuery>;
+
+const Count = (description: string) => Type.Integer({ minimum: 0, description });
+const Latency = (description: string) => Nullable(Type.Integer({ description }));
+
+export const EndpointStats = Type.Object(
+  {
+    window: Type.Union((Object.keys(STATS_WINDOWS) as StatsWindow[]).map((w) => Type.Literal(w))),
+    attempts: Count('HTTP attempts started in the window (every retry counts).'),
+    successes: Count('Attempts answered with a 2xx in full and in time.'),
+    failures: Count('Every other attempt: other statuses, time-outs, refused or broken connections.'),
+    successRate: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'successes / attempts; null without attempts.' })),
+    latencyMs: Type.Object(
+      {
+        p50: Latency('Median response time of the attempts, failures included; null without attempts.'),
+        p95: Latency('95th percentile.'),
+        p99: Latency('99th percentile.'),
+      },
+      { description: 'Percentiles of responseTimeMs (observed values, percentile_disc).' },
+    ),
+    series: Type.Array(
+      Type.Object({
+        start: Type.String({ format: 'date-time', description: 'Start of the bucket; it ends where the next one starts.' }),
+        successes: Count('Successful attempts started in the bucket.'),
+        failures: Count('Failed attempts started in the bucket.'),
+      }),
+      {
+        description:
+          'Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown.',
+      },
+    ),
+  },
+  { description: "An endpoint's delivery statistics over a recent window, from its attempts." },
+);
