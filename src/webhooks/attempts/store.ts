@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import { Where } from '../../db/where.js';
-import { fetchPage, type Cursor, type Page } from '../../http/pagination.js';
+import { fetchPage, type Cursor, type Page } from '../../db/keyset.js';
 import { toIso } from '../../lib/iso.js';
 import { headerMap } from '../deliveries/store.js';
 
