@@ -32,6 +32,13 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
     }
   }, 120_000);
 
+  /** Exchanges a dashboard sign-in link's code, as the dashboard page does. */
+  async function signIn(at: (path: string) => string, link: string) {
+    const code = new URL(link).hash.replace('#code=', '');
+    const res = await fetch(at('/v1/dashboard/sessions'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+    return { status: res.status, body: (await res.json()) as any };
+  }
+
   afterAll(async () => {
     rmSync(dataDir, { recursive: true, force: true });
     await schema?.drop();
@@ -167,6 +174,11 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
     expect(token.token).toMatch(/^svc_pat_(?!test_)/);
     expect(Date.parse(token.expiresAt) - Date.now()).toBeGreaterThan(29 * 86_400_000);
     expect(viewerToken.token).toMatch(/^svc_pat_test_/);
+    const link = await runJson(['admin', 'dashboard-link', '--user', user.email], env);
+    expect(link).toMatchObject({ userId: user.id, email: user.email, url: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${port}/dashboard/#code=[\\w-]{43}$`)) });
+    expect(Date.parse(link.expiresAt) - Date.now()).toBeGreaterThan(9 * 60_000);
+    const noUser = await runCli(['admin', 'dashboard-link', '--user', 'nobody@example.com'], env);
+    expect([noUser.code, noUser.stderr.trim()]).toEqual([1, 'svc: there is no user "nobody@example.com" (list them with svc admin list-users)']);
     expect((await runJson(['admin', 'revoke-api-key', '--id', doomedKey.id], env)).id).toBe(doomedKey.id);
     expect(await runJson(['admin', 'revoke-token', '--id', doomedToken.id], env)).toEqual({ id: doomedToken.id, revoked: true });
 
@@ -182,6 +194,10 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
       expect((await request(at(`/v1/workspaces/${ws.id}/products`), viewerToken.token, { method: 'POST', body: { name: 'x' } })).status).toBe(403);
       expect((await request(at('/v1/products'), doomedKey.key)).status).toBe(401);
       expect((await request(at('/v1/me'), doomedToken.token)).status).toBe(401);
+      const session = await signIn(at, link.url);
+      expect(session.status).toBe(201);
+      expect((await request(at('/v1/workspaces'), session.body.token)).body.data.map((w: { id: string }) => w.id)).toEqual([ws.id]);
+      expect((await signIn(at, link.url)).status).toBe(401);
     } finally {
       expect(await server.stop()).toBe(0);
     }
@@ -205,6 +221,12 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
           expect(listed.body).toMatchObject({ nextPageUrl: null, previousPageUrl: null });
           expect(listed.body.data).toHaveLength(3);
           expect((await request(`${baseUrl}/v1/me`, owner)).body.user).not.toBeNull();
+          // Each start prints a new one-time dashboard link for the demo owner.
+          const link = /Dashboard sign-in for \S+ \(one use, 10 minutes\): (\S+)/.exec(out)![1];
+          const session = await signIn((path) => `${baseUrl}${path}`, link);
+          expect(session.status).toBe(201);
+          expect((await request(`${baseUrl}/v1/me`, session.body.token)).body.user.email).toMatch(/^owner-/);
+          expect((await signIn((path) => `${baseUrl}${path}`, link)).status).toBe(401);
           return { baseUrl, apiKey, owner };
         } finally {
           expect(await server.stop()).toBe(0);
