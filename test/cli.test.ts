@@ -128,8 +128,19 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
       expect(u).toMatchObject({ id: expect.any(String), email: expect.stringContaining('@'), token: expect.stringMatching(/^svc_pat_/) });
     }
 
+    const [ownerUser] = demo.users;
+    const link = await runJson(['admin', 'dashboard-link', '--user', ownerUser.email], env);
+    expect(link).toMatchObject({ userId: ownerUser.id, email: ownerUser.email, url: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${port}/dashboard/#code=[\\w-]{43}$`)) });
+    expect(Date.parse(link.expiresAt) - Date.now()).toBeGreaterThan(9 * 60_000);
+    const noUser = await runCli(['admin', 'dashboard-link', '--user', 'nobody@example.com'], env);
+    expect([noUser.code, noUser.stderr.trim()]).toEqual([1, 'svc: there is no user "nobody@example.com" (list them with svc admin list-users)']);
+
     const server = await startServer([], env);
     try {
+      const session = await signIn((path) => `${demo.baseUrl}${path}`, link.url);
+      expect(session.status).toBe(201);
+      expect((await request(`${demo.baseUrl}/v1/me`, session.body.token)).body.user.id).toBe(ownerUser.id);
+      expect((await signIn((path) => `${demo.baseUrl}${path}`, link.url)).status).toBe(401);
       const [ws1, ws2] = demo.workspaces;
       const [owner, admin, viewer, outsider] = demo.users.map((u: { token: string }) => u.token);
       const at = (path: string) => `${demo.baseUrl}${path}`;
@@ -174,11 +185,6 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
     expect(token.token).toMatch(/^svc_pat_(?!test_)/);
     expect(Date.parse(token.expiresAt) - Date.now()).toBeGreaterThan(29 * 86_400_000);
     expect(viewerToken.token).toMatch(/^svc_pat_test_/);
-    const link = await runJson(['admin', 'dashboard-link', '--user', user.email], env);
-    expect(link).toMatchObject({ userId: user.id, email: user.email, url: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${port}/dashboard/#code=[\\w-]{43}$`)) });
-    expect(Date.parse(link.expiresAt) - Date.now()).toBeGreaterThan(9 * 60_000);
-    const noUser = await runCli(['admin', 'dashboard-link', '--user', 'nobody@example.com'], env);
-    expect([noUser.code, noUser.stderr.trim()]).toEqual([1, 'svc: there is no user "nobody@example.com" (list them with svc admin list-users)']);
     expect((await runJson(['admin', 'revoke-api-key', '--id', doomedKey.id], env)).id).toBe(doomedKey.id);
     expect(await runJson(['admin', 'revoke-token', '--id', doomedToken.id], env)).toEqual({ id: doomedToken.id, revoked: true });
 
@@ -194,10 +200,6 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
       expect((await request(at(`/v1/workspaces/${ws.id}/products`), viewerToken.token, { method: 'POST', body: { name: 'x' } })).status).toBe(403);
       expect((await request(at('/v1/products'), doomedKey.key)).status).toBe(401);
       expect((await request(at('/v1/me'), doomedToken.token)).status).toBe(401);
-      const session = await signIn(at, link.url);
-      expect(session.status).toBe(201);
-      expect((await request(at('/v1/workspaces'), session.body.token)).body.data.map((w: { id: string }) => w.id)).toEqual([ws.id]);
-      expect((await signIn(at, link.url)).status).toBe(401);
     } finally {
       expect(await server.stop()).toBe(0);
     }
