@@ -91,7 +91,7 @@ describe('the built dashboard, as the service serves it', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp();
-  });
+  }, 120_000);
   afterAll(() => t?.close());
 
   it('loads only files of its own build: no inline script or style, no other host, first load under 250 KB gzipped', async () => {
