@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// `npm start`: builds (`npm run build`: the service and the SDK its examples use) when any source is
-// newer than the build, then runs `svc serve --demo` (seeding an empty embedded database on first
-// start and printing its credentials).
+// `npm start`: compiles when any source is newer than the build (the service, then the SDK and the
+// dashboard, which is built on the SDK), then runs `svc serve --demo` (seeding an empty embedded
+// database on first start and printing its credentials and a dashboard sign-in link).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,12 +17,17 @@ function newest(dir) {
 }
 
 const builtAt = (file) => (existsSync(file) ? statSync(file).mtimeMs : 0);
-const built = Math.min(builtAt('dist/cli.js'), builtAt('sdk/dist/index.js'));
-if (built < Math.max(newest('src'), newest('sdk/src'), statSync('tsconfig.json').mtimeMs)) {
-  console.log('Building...');
-  const result = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+
+function build(what, command, args) {
+  console.log(`Building ${what}...`);
+  const result = spawnSync(command, args, { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
+
+if (builtAt('dist/cli.js') < Math.max(newest('src'), statSync('tsconfig.json').mtimeMs)) build('the service', 'npx', ['tsc', '-p', 'tsconfig.json']);
+if (builtAt('sdk/dist/index.js') < newest('sdk/src')) build('the SDK', 'npm', ['run', '--silent', 'build', '--workspace', 'sdk']);
+const dashboardSources = Math.max(newest('dashboard/src'), statSync('dashboard/index.html').mtimeMs, builtAt('sdk/dist/index.js'));
+if (builtAt('dashboard/dist/index.html') < dashboardSources) build('the dashboard', 'npm', ['run', '--silent', 'build', '--workspace', 'dashboard']);
 
 const child = spawn(process.execPath, [...NODE_FLAGS, 'dist/cli.js', 'serve', '--demo', ...process.argv.slice(2)], { stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { registerAuth } from './auth/plugin.js';
 import type { AppContext } from './context.js';
+import { registerDashboard } from './dashboard/static.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { ApiError, ErrorBody } from './http/errors.js';
 import { registerJsonParser } from './http/json-body.js';
@@ -75,5 +76,6 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   await registerRoutes(app, ctx);
 
   registerOpsRoutes(app, ctx, { redis: true });
+  registerDashboard(app);
   return app;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { accountRoutes } from './account/routes.js';
 import { apiKeyRoutes } from './api-keys/routes.js';
 import type { AppContext } from './context.js';
+import { dashboardRoutes } from './dashboard/routes.js';
 import { EVENT_SCHEMAS } from './events/schemas.js';
 import { eventRoutes } from './events/routes.js';
 import { eventStreamRoutes } from './events/stream/routes.js';
@@ -37,6 +38,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
     async (scope) => {
       accountRoutes(scope, ctx);
       notificationRoutes(scope, ctx);
+      dashboardRoutes(scope, ctx);
     },
     { prefix: '/v1' },
   );

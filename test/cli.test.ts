@@ -32,6 +32,13 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
     }
   }, 120_000);
 
+  /** Exchanges a dashboard sign-in link's code, as the dashboard page does. */
+  async function signIn(at: (path: string) => string, link: string) {
+    const code = new URL(link).hash.replace('#code=', '');
+    const res = await fetch(at('/v1/dashboard/sessions'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+    return { status: res.status, body: (await res.json()) as any };
+  }
+
   afterAll(async () => {
     rmSync(dataDir, { recursive: true, force: true });
     await schema?.drop();
@@ -121,8 +128,19 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
       expect(u).toMatchObject({ id: expect.any(String), email: expect.stringContaining('@'), token: expect.stringMatching(/^svc_pat_/) });
     }
 
+    const [ownerUser] = demo.users;
+    const link = await runJson(['admin', 'dashboard-link', '--user', ownerUser.email], env);
+    expect(link).toMatchObject({ userId: ownerUser.id, email: ownerUser.email, url: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${port}/dashboard/#code=[\\w-]{43}$`)) });
+    expect(Date.parse(link.expiresAt) - Date.now()).toBeGreaterThan(9 * 60_000);
+    const noUser = await runCli(['admin', 'dashboard-link', '--user', 'nobody@example.com'], env);
+    expect([noUser.code, noUser.stderr.trim()]).toEqual([1, 'svc: there is no user "nobody@example.com" (list them with svc admin list-users)']);
+
     const server = await startServer([], env);
     try {
+      const session = await signIn((path) => `${demo.baseUrl}${path}`, link.url);
+      expect(session.status).toBe(201);
+      expect((await request(`${demo.baseUrl}/v1/me`, session.body.token)).body.user.id).toBe(ownerUser.id);
+      expect((await signIn((path) => `${demo.baseUrl}${path}`, link.url)).status).toBe(401);
       const [ws1, ws2] = demo.workspaces;
       const [owner, admin, viewer, outsider] = demo.users.map((u: { token: string }) => u.token);
       const at = (path: string) => `${demo.baseUrl}${path}`;
@@ -205,6 +223,12 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
           expect(listed.body).toMatchObject({ nextPageUrl: null, previousPageUrl: null });
           expect(listed.body.data).toHaveLength(3);
           expect((await request(`${baseUrl}/v1/me`, owner)).body.user).not.toBeNull();
+          // Each start prints a new one-time dashboard link for the demo owner.
+          const link = /Dashboard sign-in for \S+ \(one use, 10 minutes\): (\S+)/.exec(out)![1];
+          const session = await signIn((path) => `${baseUrl}${path}`, link);
+          expect(session.status).toBe(201);
+          expect((await request(`${baseUrl}/v1/me`, session.body.token)).body.user.email).toMatch(/^owner-/);
+          expect((await signIn((path) => `${baseUrl}${path}`, link)).status).toBe(401);
           return { baseUrl, apiKey, owner };
         } finally {
           expect(await server.stop()).toBe(0);

@@ -25,7 +25,7 @@ const encode = (text: string) =>
 /** Header values must be visible ASCII to be sent at all. */
 const headerSafe = (text: string) => text.replace(/[^\x20-\x7e]/g, '').trim();
 
-const ID_PREFIX: Record<string, string> = { productId: 'prd', orderId: 'ord', eventId: 'evt', endpointId: 'whe', deliveryId: 'whd', keyId: 'key', workspaceId: 'wsp' };
+const ID_PREFIX: Record<string, string> = { productId: 'prd', orderId: 'ord', eventId: 'evt', endpointId: 'whe', deliveryId: 'whd', keyId: 'key', workspaceId: 'wsp', notificationId: 'ntf' };
 const randomId = (prefix: string) => fc.stringMatching(new RegExp(`^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`));
 
 interface FuzzRequest {

@@ -273,7 +273,8 @@ describe('hostile input', () => {
       for (const route of withId) {
         for (const id of badIds) {
           const url = route.path.replace('{workspaceId}', ws).replace(/\{\w+\}/g, id);
-          const token = url.includes('/api-keys') ? owner : key;
+          // Key management and a user's notifications take a personal access token; the rest an API key.
+          const token = url.includes('/api-keys') || url.startsWith('/v1/notifications/') ? owner : key;
           const body = route.method === 'PATCH' ? { active: true, name: 'x' } : undefined;
           const options: InjectOptions = { method: route.method as InjectOptions['method'], url, headers: auth(token) };
           if (body) Object.assign(options, { payload: body });

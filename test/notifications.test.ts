@@ -63,6 +63,38 @@ describe('notifications', () => {
     expect(foreign.json().error.code).toBe('VALIDATION');
   });
 
+  it('marks a notification read once, lists unread ones apart, and finds no other user\'s', async () => {
+    const admin = userOf(t.demo, 'admin');
+    const ws = t.demo.workspaces[0].id;
+    const unread = await insert(admin.id, ws, 30);
+    const already = await insert(admin.id, ws, 31, new Date(base + 40 * 60_000));
+    const unreadIds = async () => (await t.call(admin.token, 'GET', '/v1/notifications?unread=true&limit=100')).json().data.map((n: { id: string }) => n.id);
+    expect(await unreadIds()).toContain(unread);
+    expect(await unreadIds()).not.toContain(already);
+
+    const res = await t.call(admin.token, 'POST', `/v1/notifications/${unread}/read`);
+    expect(res.statusCode).toBe(200);
+    const readAt = res.json().readAt;
+    expect(res.json()).toMatchObject({ id: unread, readAt: expect.any(String) });
+    expect(await unreadIds()).not.toContain(unread);
+    // Again: the first read's time stays.
+    expect((await t.call(admin.token, 'POST', `/v1/notifications/${unread}/read`)).json().readAt).toBe(readAt);
+    expect((await t.call(admin.token, 'POST', `/v1/notifications/${already}/read`)).json().readAt).toBe(new Date(base + 40 * 60_000).toISOString());
+
+    const read = (await t.call(admin.token, 'GET', '/v1/notifications?unread=false&limit=100')).json().data.map((n: { id: string }) => n.id);
+    expect(read).toEqual(expect.arrayContaining([unread, already]));
+
+    // Another user's notification, an unknown id and a malformed one are all 404; an API key is 403.
+    const theirs = await insert(userOf(t.demo, 'viewer').id, ws, 32);
+    for (const id of [theirs, 'ntf_00000000000000000000000000', 'nope']) {
+      const refused = await t.call(admin.token, 'POST', `/v1/notifications/${id}/read`);
+      expect(refused.statusCode, id).toBe(404);
+    }
+    expect((await t.call(userOf(t.demo, 'viewer').token, 'GET', '/v1/notifications?unread=true')).json().data.map((n: { id: string }) => n.id)).toContain(theirs);
+    expect((await t.call(t.demo.workspaces[0].apiKey, 'POST', `/v1/notifications/${unread}/read`)).statusCode).toBe(403);
+    expect((await t.call(admin.token, 'GET', '/v1/notifications?unread=maybe')).statusCode).toBe(400);
+  });
+
   it('needs a personal access token, and no workspace', async () => {
     const key = await t.call(t.demo.workspaces[0].apiKey, 'GET', '/v1/notifications');
     expect(key.statusCode).toBe(403);

@@ -150,6 +150,11 @@ function authenticationHook(ctx: AppContext): Hook {
     }, done);
 }
 
+/** For routes that take no credential: an address past its failed-authentication limit is refused all the same. */
+function addressGuardHook(ctx: AppContext): Hook {
+  return (request, reply, done) => settle(() => guardAddress(ctx, request, reply), done);
+}
+
 /** Checks what a route's `auth` asks of the authenticated caller and binds its workspace. */
 function authorizationHook(ctx: AppContext, auth: RouteAuth): Hook {
   return (request, _reply, done) =>
@@ -186,8 +191,12 @@ export function registerAuth(app: FastifyInstance, ctx: AppContext): void {
   // `/%761/products` to /v1/products.
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/v1/')) return;
-    route.onRequest = withHook(route.onRequest as Hook | Hook[] | undefined, authenticate) as typeof route.onRequest;
     const auth = route.config?.auth;
+    if (auth?.scope === 'none') {
+      route.onRequest = withHook(route.onRequest as Hook | Hook[] | undefined, addressGuardHook(ctx)) as typeof route.onRequest;
+      return;
+    }
+    route.onRequest = withHook(route.onRequest as Hook | Hook[] | undefined, authenticate) as typeof route.onRequest;
     if (auth) route.preValidation = withHook(route.preValidation as Hook | Hook[] | undefined, authorizationHook(ctx, auth)) as typeof route.preValidation;
   });
 

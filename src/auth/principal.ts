@@ -13,8 +13,12 @@ export interface WorkspaceScope {
 }
 
 export interface RouteAuth {
-  /** `workspace`: needs a bound workspace and `permission` there. `user`: needs a PAT. `any`: any credential. */
-  scope: 'workspace' | 'user' | 'any';
+  /**
+   * `workspace`: needs a bound workspace and `permission` there. `user`: needs a PAT. `any`: any
+   * credential. `none`: no credential (the route checks what it is given, such as a sign-in code);
+   * the failed-authentication guard of the client address still applies.
+   */
+  scope: 'workspace' | 'user' | 'any' | 'none';
   permission?: WorkspacePermission;
 }
 

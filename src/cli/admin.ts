@@ -16,6 +16,7 @@ import { isEmail } from '../lib/email.js';
 import { CliError, UsageError, required } from './args.js';
 import { bool, str, type AdminCommand } from './admin-command.js';
 import { LIST_COMMANDS } from './admin-lists.js';
+import { DASHBOARD_LINK } from './dashboard-link.js';
 import { ROTATE_MASTER_KEY } from './rotate-master-key.js';
 
 function positiveInt(values: Record<string, unknown>, name: string): number | null {
@@ -132,4 +133,5 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
   },
   'rotate-master-key': ROTATE_MASTER_KEY,
   ...LIST_COMMANDS,
+  ...DASHBOARD_LINK,
 };

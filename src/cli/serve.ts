@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDemo, type DemoSet } from '../admin/demo.js';
 import { buildApp } from '../app.js';
+import { createSignInCode, signInUrl } from '../dashboard/store.js';
 import { loggerOptions } from '../http/logger.js';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
@@ -54,8 +55,9 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+  const signIn = demo ? await demoSignInLink(ctx, demo) : null;
   // Only now: whoever waits for this line may signal at once, and must find the handlers in place.
-  printBanner(config, demo);
+  printBanner(config, demo, signIn);
 }
 
 /** Exits with status 1 after `ms` unless the process has exited by then. */
@@ -85,11 +87,24 @@ async function ensureDemo(ctx: AppContext): Promise<DemoSet | null> {
   return demo;
 }
 
-function printBanner(config: Config, demo: DemoSet | null): void {
-  const lines = [``, `svc is listening on ${config.publicUrl}`, `API reference: ${config.publicUrl}/docs (OpenAPI document: /openapi.json)`];
+/** A fresh one-time dashboard sign-in link for the demo owner, at every start (the last one may be used or expired). */
+async function demoSignInLink(ctx: AppContext, demo: DemoSet): Promise<string> {
+  const owner = demo.users.find((u) => u.role === 'owner')!;
+  const { code } = await createSignInCode(ctx.db, owner.id, ctx.clock.now());
+  return `Dashboard sign-in for ${owner.email} (one use, 10 minutes): ${signInUrl(ctx.config.publicUrl, code)}`;
+}
+
+function printBanner(config: Config, demo: DemoSet | null, signIn: string | null): void {
+  const lines = [
+    ``,
+    `svc is listening on ${config.publicUrl}`,
+    `API reference: ${config.publicUrl}/docs (OpenAPI document: /openapi.json)`,
+    `Dashboard: ${config.publicUrl}/dashboard/ (sign in with a link from svc admin dashboard-link --user EMAIL, or a personal access token)`,
+  ];
   if (demo) {
     // The credentials file was written at the first start; the address is this start's.
     lines.push(``, ...demoSummary(demo), `All demo credentials: ${join(config.dataDir, 'demo.json')}`, ``, tryLine(demo, config.publicUrl));
   }
+  if (signIn) lines.push(signIn);
   process.stdout.write(lines.join('\n') + '\n\n');
 }

@@ -1,10 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { forbidden } from '../http/errors.js';
+import type { Principal } from '../auth/principal.js';
+import { forbidden, notFound } from '../http/errors.js';
 import { ListOf, pageUrls, requestCursor } from '../http/list.js';
+import { IdParam } from '../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
-import { listNotifications, toView } from './store.js';
+import { isId } from '../lib/ids.js';
+import { listNotifications, markNotificationRead, toView } from './store.js';
 
 /** Notifications belong to a person, so only a personal access token has any; no workspace is bound. */
 const user = { scope: 'user' } as const;
@@ -22,7 +25,16 @@ const Notification = Type.Object({
   readAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 
-const ListQuery = Type.Object(PageQuery, { additionalProperties: false });
+const ListQuery = Type.Object(
+  { ...PageQuery, unread: Type.Optional(Type.Boolean({ description: 'true: only notifications not yet read; false: only read ones.' })) },
+  { additionalProperties: false },
+);
+
+/** The calling token's user (the auth hook already refuses API keys here; this narrows the type). */
+function userIdOf(principal: Principal | null): string {
+  if (principal?.kind !== 'pat') throw forbidden('This operation needs a personal access token.');
+  return principal.userId;
+}
 
 export function notificationRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: Static<typeof ListQuery> }>('/notifications', {
@@ -35,14 +47,29 @@ export function notificationRoutes(app: FastifyInstance, ctx: AppContext): void 
       response: { 200: ListOf(Notification, 'Notifications of the user, newest first.') },
     },
     handler: async (request) => {
-      const { limit = DEFAULT_LIMIT, page } = request.query;
-      const principal = request.principal!;
-      // The auth hook already refuses API keys here; this also narrows the type.
-      if (principal.kind !== 'pat') throw forbidden('This operation needs a personal access token.');
-      const { userId } = principal;
-      const binding = { list: 'notifications', scope: userId, limit, filters: {} };
-      const result = await listNotifications(ctx.db, userId, requestCursor(ctx, page, binding), limit);
+      const { limit = DEFAULT_LIMIT, page, unread } = request.query;
+      const userId = userIdOf(request.principal);
+      const binding = { list: 'notifications', scope: userId, limit, filters: { unread: unread === undefined ? undefined : String(unread) } };
+      const result = await listNotifications(ctx.db, userId, { unread }, requestCursor(ctx, page, binding), limit);
       return { data: result.rows.map(toView), ...pageUrls(ctx, request, binding, result) };
+    },
+  });
+
+  app.post<{ Params: { notificationId: string } }>('/notifications/:notificationId/read', {
+    config: { auth: user },
+    schema: {
+      tags: ['Notifications'],
+      operationId: 'markNotificationRead',
+      summary: "Mark one of the calling token's user's notifications read (again: no change)",
+      params: Type.Object({ notificationId: IdParam('Notification id (ntf_...).') }),
+      response: { 200: Notification },
+    },
+    handler: async (request) => {
+      const userId = userIdOf(request.principal);
+      const { notificationId } = request.params;
+      const row = isId('ntf', notificationId) ? await markNotificationRead(ctx.db, userId, notificationId, ctx.clock.now()) : null;
+      if (!row) throw notFound('notification');
+      return toView(row);
     },
   });
 }

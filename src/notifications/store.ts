@@ -25,13 +25,25 @@ export function toView(row: NotificationRow) {
   };
 }
 
-/** A user's notifications across every workspace, newest first. */
-export async function listNotifications(q: Queryable, userId: string, cursor: Cursor | null, limit: number): Promise<Page<NotificationRow>> {
+/** A user's notifications across every workspace, newest first; with `unread`, only those not yet read. */
+export async function listNotifications(q: Queryable, userId: string, filters: { unread?: boolean }, cursor: Cursor | null, limit: number): Promise<Page<NotificationRow>> {
   const where = new Where().add('user_id = $?', userId);
+  if (filters.unread === true) where.add('read_at IS NULL');
+  if (filters.unread === false) where.add('read_at IS NOT NULL');
   return fetchPage(q, {
     select: 'SELECT id, workspace_id, type, subject, message, created_at, read_at FROM notifications',
     where,
     cursor,
     limit,
   });
+}
+
+/** Marks a user's notification read (the first read's time stays); null when the user has no such notification. */
+export async function markNotificationRead(q: Queryable, userId: string, id: string, now: Date): Promise<NotificationRow | null> {
+  const [row] = await q.query<NotificationRow>(
+    `UPDATE notifications SET read_at = COALESCE(read_at, $3) WHERE id = $1 AND user_id = $2
+     RETURNING id, workspace_id, type, subject, message, created_at, read_at`,
+    [id, userId, now],
+  );
+  return row ?? null;
 }

@@ -59,7 +59,7 @@ export function routeErrorCodes(route: RouteFacts, postHeaders: readonly PostHea
   const body = BODY_METHODS.has(method);
   const codes = new Set<ErrorCode>(['VALIDATION']);
   if (api) codes.add('UNAUTHENTICATED');
-  if (auth && auth.scope !== 'any') codes.add('FORBIDDEN');
+  if (auth && auth.scope !== 'any' && auth.scope !== 'none') codes.add('FORBIDDEN');
   if (pathParams) codes.add('NOT_FOUND');
   if (body) codes.add('PAYLOAD_TOO_LARGE').add('UNSUPPORTED_MEDIA_TYPE');
   if (api) codes.add('RATE_LIMITED');

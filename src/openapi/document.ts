@@ -21,6 +21,10 @@ export const TAGS = [
   { name: 'Notifications', description: "Notices for a personal access token's user, such as an auto-disabled endpoint." },
   { name: 'API keys', description: 'Keys bound to one workspace; managed with an Owner or Admin personal access token.' },
   {
+    name: 'Dashboard',
+    description: 'Signing in to the dashboard (/dashboard/) with a one-time link, and out again. See docs/dashboard.md.',
+  },
+  {
     name: 'Webhook events',
     description: 'What the service POSTs to your endpoints: one entry per event type, signed per Standard Webhooks. See docs/receiving-webhooks.md.',
   },
@@ -34,7 +38,7 @@ const HEADERS = {
   WWWAuthenticate: { description: '`Bearer`.', schema: { type: 'string' } },
 };
 
-type Operation = { operationId?: string; summary?: string; parameters?: Parameter[]; responses: Record<string, { description?: string; headers?: Record<string, unknown> }> };
+type Operation = { operationId?: string; summary?: string; security?: unknown[]; parameters?: Parameter[]; responses: Record<string, { description?: string; headers?: Record<string, unknown> }> };
 type Parameter = { name: string; in: string; schema?: Record<string, unknown>; style?: string; explode?: boolean };
 type Document = Record<string, any> & { paths: Record<string, Record<string, Operation>> };
 
@@ -89,13 +93,14 @@ function responseDetails(doc: Document, postHeaders: readonly PostHeader[]): voi
   for (const { path, method, op } of operationsOf(doc)) {
     for (const [status, response] of Object.entries(op.responses)) {
       if (response.description === 'Default Response' && SUCCESS[status]) response.description = SUCCESS[status];
-      const api = path.startsWith('/v1/');
-      const limited = api && (status.startsWith('2') || status === '429');
+      // An operation without a credential (security: []) has no credential's limit to report on success.
+      const counted = path.startsWith('/v1/') && op.security?.length !== 0;
+      const limited = (counted && status.startsWith('2')) || (path.startsWith('/v1/') && status === '429');
       response.headers = {
         ...response.headers,
         'Request-Id': header('RequestId'),
         ...(limited ? { RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimitPolicy') } : {}),
-        ...(api && method === 'post' && status.startsWith('2') ? fromPostHeaders : {}),
+        ...(path.startsWith('/v1/') && method === 'post' && status.startsWith('2') ? fromPostHeaders : {}),
         ...(status === '429' ? { 'Retry-After': header('RetryAfter') } : {}),
         ...(status === '401' ? { 'WWW-Authenticate': header('WWWAuthenticate') } : {}),
       };

@@ -18,7 +18,9 @@ export function registeredRoutes(app: App): Route[] {
     if (!match) continue;
     const depth = match[1].length / 4;
     stack.length = depth;
-    stack[depth] = (stack[depth - 1] ?? '') + match[2];
+    const parent = stack[depth - 1] ?? '';
+    // With ignoreTrailingSlash the tree prints `/dashboard/*` as `/dashboard` and `*`.
+    stack[depth] = parent + (match[2].startsWith('*') && !parent.endsWith('/') ? `/${match[2]}` : match[2]);
     for (const method of match[3]?.split(', ') ?? []) {
       if (method !== 'HEAD') routes.push({ method, path: stack[depth] });
     }

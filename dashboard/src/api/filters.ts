@@ -1,0 +1,34 @@
+import { useLocation, useSearch } from 'wouter';
+
+/**
+ * A list's filters, kept in the page's own query string (`/dashboard/deliveries?status=failed`), so
+ * a filtered view can be reloaded, bookmarked and shared. Filters are never secrets.
+ */
+export function useFilters<K extends string>(names: readonly K[]): [Partial<Record<K, string>>, (next: Partial<Record<K, string>>) => void] {
+  const search = useSearch();
+  const [location, navigate] = useLocation();
+  const params = new URLSearchParams(search);
+  const values: Partial<Record<K, string>> = {};
+  for (const name of names) {
+    const value = params.get(name);
+    if (value) values[name] = value;
+  }
+  const set = (next: Partial<Record<K, string>>) => {
+    const query = new URLSearchParams();
+    for (const name of names) if (next[name]) query.set(name, next[name]!);
+    const text = query.toString();
+    navigate(text ? `${location}?${text}` : location);
+  };
+  return [values, set];
+}
+
+/** The form's non-empty fields among `names`. */
+export function formFilters<K extends string>(form: HTMLFormElement, names: readonly K[]): Partial<Record<K, string>> {
+  const data = new FormData(form);
+  const out: Partial<Record<K, string>> = {};
+  for (const name of names) {
+    const value = String(data.get(name) ?? '').trim();
+    if (value) out[name] = value;
+  }
+  return out;
+}

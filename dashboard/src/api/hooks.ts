@@ -1,0 +1,78 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { fetchPage, type Envelope, type SvcClient } from './client';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload(): void;
+}
+
+/** Runs `load` when `deps` change (and on reload); answers that arrive after a newer request are dropped. */
+export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error: unknown; loading: boolean }>({ error: null, loading: true });
+  const [tick, setTick] = useState(0);
+  const latest = useRef(0);
+  useEffect(() => {
+    const run = ++latest.current;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => run === latest.current && setState({ data, error: null, loading: false }),
+      (error: unknown) => run === latest.current && setState({ data: undefined, error, loading: false }),
+    );
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((n) => n + 1), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+export interface Paged<T> extends Loaded<Envelope<T>> {
+  /** 1 on the first page; moves with next and previous. */
+  pageNumber: number;
+  next(): void;
+  previous(): void;
+}
+
+/**
+ * A list shown a page at a time: the first page from `first`, then the pages the service names in
+ * nextPageUrl and previousPageUrl (followed unchanged, so filters and limit stay bound to them).
+ */
+export function usePaged<T>(client: SvcClient, first: () => Promise<Envelope<T>>, deps: readonly unknown[]): Paged<T> {
+  // New filters (deps) start again at the first page.
+  const key = JSON.stringify(deps);
+  const [position, setPosition] = useState<{ key: string; url: string | null; number: number }>({ key, url: null, number: 1 });
+  const current = position.key === key ? position : { key, url: null, number: 1 };
+  const loaded = useLoad<Envelope<T>>(() => (current.url ? fetchPage<T>(client, current.url) : first()), [key, current.url]);
+  const page = loaded.data;
+  return {
+    ...loaded,
+    pageNumber: current.number,
+    next: () => {
+      if (page?.nextPageUrl) setPosition({ key, url: page.nextPageUrl, number: current.number + 1 });
+    },
+    // Back on the first page, it is asked for afresh (newer items show up there).
+    previous: () => {
+      if (page?.previousPageUrl) setPosition({ key, url: current.number <= 2 ? null : page.previousPageUrl, number: current.number - 1 });
+    },
+  };
+}
+
+/** A write in progress: its error and whether it runs, for a form's button and error box. */
+export function useAction<A extends unknown[], R>(action: (...args: A) => Promise<R>) {
+  const [state, setState] = useState<{ running: boolean; error: unknown }>({ running: false, error: null });
+  const run = useCallback(
+    async (...args: A): Promise<R | undefined> => {
+      setState({ running: true, error: null });
+      try {
+        const result = await action(...args);
+        setState({ running: false, error: null });
+        return result;
+      } catch (error) {
+        setState({ running: false, error });
+        return undefined;
+      }
+    },
+    [action],
+  );
+  return { run, running: state.running, error: state.error, clear: () => setState({ running: false, error: null }) };
+}

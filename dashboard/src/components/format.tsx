@@ -1,0 +1,40 @@
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** A timestamp in the reader's time zone, the exact ISO value in its title. */
+export function Time({ value }: { value: string | null | undefined }) {
+  if (!value) return <span className="muted">—</span>;
+  return (
+    <time dateTime={value} title={value}>
+      {dateTime.format(new Date(value))}
+    </time>
+  );
+}
+
+/** An amount in minor units as money, e.g. 1500 EUR → €15.00. */
+export function money(amount: number, currency: string): string {
+  try {
+    const format = new Intl.NumberFormat(undefined, { style: 'currency', currency });
+    const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
+    return format.format(amount / 10 ** digits);
+  } catch {
+    return `${amount} ${currency}`;
+  }
+}
+
+const TONES: Record<string, string> = {
+  success: 'good',
+  active: 'good',
+  pending: 'info',
+  failed: 'bad',
+  auto: 'bad',
+  'auto-disabled': 'bad',
+  disabled: 'muted',
+  paused: 'warn',
+  revoked: 'muted',
+  unread: 'info',
+};
+
+/** A short status word with a colour that matches its meaning (and the word itself, for those who do not see colour). */
+export function Badge({ value }: { value: string }) {
+  return <mark className={`badge tone-${TONES[value] ?? 'muted'}`}>{value}</mark>;
+}

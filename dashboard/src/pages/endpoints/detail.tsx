@@ -1,0 +1,168 @@
+import { useEffect, useState } from 'react';
+import type { WebhookDelivery } from '@svc/sdk';
+import { Link, useLocation, useParams } from 'wouter';
+import { useApp } from '../../api/app-state';
+import { useAction, useLoad, usePaged } from '../../api/hooks';
+import { ConfirmButton } from '../../components/confirm';
+import { Empty } from '../../components/empty';
+import { ErrorBox } from '../../components/error-box';
+import { Badge, Time } from '../../components/format';
+import { SecretOnce } from '../../components/secret-once';
+import { DeliveryTable } from '../deliveries/table';
+import { EndpointForm, type EndpointFields } from './form';
+import { endpointState, STATE_HELP } from './health';
+import { RecentChart } from './recent-chart';
+
+/** One endpoint: its state and settings, what a person can do with it, its recent deliveries. */
+export function EndpointDetail() {
+  const { endpointId } = useParams<{ endpointId: string }>();
+  const { client, can } = useApp();
+  const [, navigate] = useLocation();
+  const path = { params: { path: { endpointId } } };
+  const loaded = useLoad(() => client.GET('/v1/webhooks/endpoints/{endpointId}', path), [endpointId]);
+  const deliveries = usePaged<WebhookDelivery>(client, () => client.GET('/v1/webhooks/deliveries', { params: { query: { endpointId, limit: 20 } } }), [endpointId]);
+  const recent = useLoad(async () => (await client.GET('/v1/webhooks/deliveries', { params: { query: { endpointId, limit: 100 } } })).data, [endpointId, deliveries.data]);
+  const [editing, setEditing] = useState(false);
+  const [rotated, setRotated] = useState<{ secret: string; previousSecretExpiresAt: string } | null>(null);
+  const [notice, setNotice] = useState<React.ReactNode>(null);
+  const writable = can('workspace:developer:write');
+
+  // New deliveries show up by themselves: the first page is looked at again every 5 seconds, every
+  // 2 while one on it is still pending (a later page stays as it is).
+  const pending = deliveries.data?.data.some((d) => d.status === 'pending');
+  useEffect(() => {
+    if (deliveries.pageNumber !== 1 || deliveries.loading || document.visibilityState !== 'visible') return;
+    const timer = setTimeout(deliveries.reload, pending ? 2000 : 5000);
+    return () => clearTimeout(timer);
+  }, [pending, deliveries.data, deliveries.loading, deliveries.pageNumber, deliveries.reload]);
+
+  const update = useAction(async (body: Partial<EndpointFields> & { active?: boolean }) => {
+    await client.PATCH('/v1/webhooks/endpoints/{endpointId}', { ...path, body: body as never });
+    setEditing(false);
+    loaded.reload();
+  });
+  const test = useAction(async () => {
+    const sent = await client.POST('/v1/webhooks/endpoints/{endpointId}/send-test-event', path);
+    setNotice(
+      <>
+        Test event queued as delivery <Link href={`/deliveries/${sent.deliveryId}`}>{sent.deliveryId}</Link>.
+      </>,
+    );
+    deliveries.reload();
+  });
+  const rotate = useAction(async () => setRotated(await client.POST('/v1/webhooks/endpoints/{endpointId}/rotate-secret', path)));
+  const remove = useAction(async () => {
+    await client.DELETE('/v1/webhooks/endpoints/{endpointId}', path);
+    navigate('/endpoints');
+  });
+
+  const ep = loaded.data;
+  const state = ep ? endpointState(ep) : null;
+  return (
+    <section>
+      <nav aria-label="Breadcrumb">
+        <ul>
+          <li>
+            <Link href="/endpoints">Endpoints</Link>
+          </li>
+          <li>
+            <code>{endpointId}</code>
+          </li>
+        </ul>
+      </nav>
+      <ErrorBox error={loaded.error} retry={loaded.reload} />
+      {ep && state ? (
+        <>
+          <header className="title-row">
+            <h1 className="url">{ep.url}</h1>
+            <Badge value={state} />
+          </header>
+          <p data-testid="endpoint-state">{STATE_HELP[state]}</p>
+          {writable ? (
+            <div className="actions">
+              <button type="button" onClick={() => void test.run()} disabled={!ep.active || test.running} aria-busy={test.running} title={ep.active ? undefined : 'Re-enable the endpoint first'}>
+                Send test event
+              </button>
+              {ep.active ? (
+                <button type="button" className="secondary" onClick={() => void update.run({ active: false })}>
+                  Pause
+                </button>
+              ) : (
+                <button type="button" onClick={() => void update.run({ active: true })}>
+                  Re-enable
+                </button>
+              )}
+              <button type="button" className="secondary outline" onClick={() => setEditing(!editing)} aria-expanded={editing}>
+                Edit
+              </button>
+              <ConfirmButton label="Rotate secret" className="secondary outline" title="Rotate the signing secret?" confirmLabel="Rotate" onConfirm={() => rotate.run()}>
+                <p>A new secret is issued and shown once. The current one keeps signing beside it for 24 hours, while your receiver switches over.</p>
+              </ConfirmButton>
+              <ConfirmButton label="Delete" className="secondary outline" title="Delete this endpoint?" confirmLabel="Delete endpoint" danger onConfirm={() => remove.run()}>
+                <p>Queued deliveries become disabled; the delivery history stays.</p>
+              </ConfirmButton>
+            </div>
+          ) : null}
+          {notice ? <p role="status">{notice}</p> : null}
+          <ErrorBox error={test.error ?? update.error ?? rotate.error ?? remove.error} />
+          {rotated ? (
+            <SecretOnce label="New signing secret" value={rotated.secret} onDone={() => setRotated(null)}>
+              <p>
+                The previous secret keeps signing until <Time value={rotated.previousSecretExpiresAt} />.
+              </p>
+            </SecretOnce>
+          ) : null}
+          {editing ? (
+            <article>
+              <h2>Edit endpoint</h2>
+              <EndpointForm initial={ep} submitLabel="Save changes" onSubmit={(f) => void update.run(f)} error={update.error} running={update.running} />
+            </article>
+          ) : null}
+          <dl className="facts">
+            <dt>Description</dt>
+            <dd>{ep.description ?? <span className="muted">—</span>}</dd>
+            <dt>Events</dt>
+            <dd>
+              {ep.subscribedEvents.map((e) => (
+                <code key={e} className="chip">
+                  {e}
+                </code>
+              ))}
+            </dd>
+            <dt>Rate limit</dt>
+            <dd>{ep.rateLimit === null ? 'none' : `${ep.rateLimit} deliveries per second`}</dd>
+            <dt>Disabled reason</dt>
+            <dd>{ep.disabledReason ?? <span className="muted">—</span>}</dd>
+            <dt>Created</dt>
+            <dd>
+              <Time value={ep.createdAt} />
+            </dd>
+            <dt>Updated</dt>
+            <dd>
+              <Time value={ep.updatedAt} />
+            </dd>
+          </dl>
+          <h2>Recent deliveries</h2>
+          {recent.data ? <RecentChart deliveries={recent.data} /> : null}
+          <button type="button" className="secondary outline small" onClick={deliveries.reload}>
+            Refresh
+          </button>
+          <DeliveryTable
+            list={deliveries}
+            showEndpoint={false}
+            empty={
+              <Empty title="No deliveries to this endpoint yet">
+                <p>
+                  {ep.active ? 'Send it a test event above, or' : 'Re-enable it, then'} create a product: each event it subscribes to becomes a delivery
+                  here.
+                </p>
+              </Empty>
+            }
+          />
+        </>
+      ) : loaded.loading ? (
+        <p aria-busy="true">Loading…</p>
+      ) : null}
+    </section>
+  );
+}

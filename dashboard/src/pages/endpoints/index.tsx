@@ -1,0 +1,81 @@
+import type { WebhookEndpoint } from '@svc/sdk';
+import { Link } from 'wouter';
+import { useApp } from '../../api/app-state';
+import { usePaged } from '../../api/hooks';
+import { Empty } from '../../components/empty';
+import { ErrorBox } from '../../components/error-box';
+import { Badge } from '../../components/format';
+import { Pager } from '../../components/pager';
+import { endpointState, RecentHealth } from './health';
+
+/** Webhook endpoints with their state and health at a glance. */
+export function Endpoints() {
+  const { client, can } = useApp();
+  const list = usePaged<WebhookEndpoint>(client, () => client.GET('/v1/webhooks/endpoints', { params: { query: { limit: 20 } } }), []);
+  const writable = can('workspace:developer:write');
+  return (
+    <section>
+      <header className="title-row">
+        <h1>Endpoints</h1>
+        {writable ? (
+          <Link href="/endpoints/new" role="button">
+            New endpoint
+          </Link>
+        ) : null}
+      </header>
+      <ErrorBox error={list.error} retry={list.reload} />
+      {list.data && list.data.data.length === 0 && list.pageNumber === 1 ? (
+        <Empty title="No webhook endpoints yet">
+          <p>
+            An endpoint is a URL of yours that receives this workspace's events, signed so that you can trust them.{' '}
+            {writable ? <Link href="/endpoints/new">Add your first endpoint</Link> : 'An owner or admin can add one'}, then send it a test event.
+          </p>
+        </Empty>
+      ) : null}
+      {list.data && list.data.data.length > 0 ? (
+        <div className="table-wrap">
+          <table className="striped">
+            <thead>
+              <tr>
+                <th scope="col">URL</th>
+                <th scope="col">State</th>
+                <th scope="col">Events</th>
+                <th scope="col">Recent deliveries</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.data.map((ep) => (
+                <tr key={ep.id}>
+                  <td>
+                    <Link href={`/endpoints/${ep.id}`}>{ep.url}</Link>
+                    {ep.description ? (
+                      <>
+                        <br />
+                        <small className="muted">{ep.description}</small>
+                      </>
+                    ) : null}
+                  </td>
+                  <td>
+                    <Badge value={endpointState(ep)} />
+                  </td>
+                  <td>
+                    {ep.subscribedEvents.map((e) => (
+                      <code key={e} className="chip">
+                        {e}
+                      </code>
+                    ))}
+                  </td>
+                  <td>
+                    <RecentHealth endpointId={ep.id} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {list.loading && !list.data ? <p aria-busy="true">Loading…</p> : null}
+      <Pager list={list} label="Endpoints" />
+    </section>
+  );
+}
