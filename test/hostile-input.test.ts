@@ -170,7 +170,8 @@ describe('hostile input', () => {
       expect(posts.length).toBeGreaterThan(0);
       for (const route of posts) {
         const url = route.path.replace('{workspaceId}', ws).replace(/\{(\w+)\}/g, 'nope');
-        const token = url.includes('/api-keys') ? owner : key;
+        // API keys and notifications are a user's: they take a personal access token.
+        const token = url.includes('/api-keys') || url.includes('/notifications') ? owner : key;
         for (const options of [
           { method: 'POST', url, headers: auth(token) },
           { method: 'POST', url, headers: { ...auth(token), 'content-type': 'application/json' }, payload: '' },
@@ -234,7 +235,8 @@ describe('hostile input', () => {
       expect(posts.length).toBeGreaterThan(0);
       for (const route of posts) {
         const url = route.path.replace('{workspaceId}', ws).replace(/\{(\w+)\}/g, 'nope');
-        const token = url.includes('/api-keys') ? owner : key;
+        // API keys and notifications are a user's: they take a personal access token.
+        const token = url.includes('/api-keys') || url.includes('/notifications') ? owner : key;
         for (const bad of ['', 'k'.repeat(256), 'tab\there', 'bell\u0007', 'del\u007f', 'caf\u00e9']) {
           await refused({ method: 'POST', url, headers: { ...auth(token), 'idempotency-key': bad } }, 400, 'VALIDATION');
         }
