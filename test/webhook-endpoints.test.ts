@@ -73,8 +73,8 @@ describe('webhook endpoints', () => {
       [{ url: 42 }, 'url'],
       [{ subscribedEvents: [] }, 'subscribedEvents'],
       [{ subscribedEvents: 'product.created' }, 'subscribedEvents'],
-      [{ subscribedEvents: ['order.created'] }, 'product.created, product.updated'],
-      [{ subscribedEvents: ['order.*'] }, 'order.*'],
+      [{ subscribedEvents: ['invoice.created'] }, 'product.created, product.updated'],
+      [{ subscribedEvents: ['invoice.*'] }, 'invoice.*'],
       [{ subscribedEvents: ['*'] }, 'webhook.ping'],
       [{ subscribedEvents: ['product.'] }, 'product.'],
       [{ subscribedEvents: ['product.created.*'] }, 'product.created.*'],
@@ -87,7 +87,7 @@ describe('webhook endpoints', () => {
       expect(res.json().error.code).toBe('VALIDATION');
       expect(res.json().error.message, JSON.stringify(body)).toContain(mention);
     }
-    const unknownType = await t.call(key, 'POST', '/v1/webhooks/endpoints', { url: URL_A, subscribedEvents: ['order.created'] });
+    const unknownType = await t.call(key, 'POST', '/v1/webhooks/endpoints', { url: URL_A, subscribedEvents: ['invoice.created'] });
     for (const { type } of EVENT_CATALOG) expect(unknownType.json().error.message).toContain(type);
     expect((await t.call(key, 'GET', '/v1/webhooks/endpoints?limit=100')).json().data.length).toBe(before);
   });
