@@ -181,7 +181,8 @@ describe('hostile input', () => {
           await refused(options);
         }
       }
-    });
+      // Every POST route of both mounts, a dozen bodies each: it grows with the API.
+    }, 120_000);
   });
 
   describe('orders', () => {
