@@ -50,7 +50,7 @@ export async function record(page: Page, name: string, audit: Record<string, num
   expect(violations.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), name).toEqual([]);
 }
 
-/** The page's main heading, once it is there. */
-export async function heading(page: Page, name: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name }).waitFor();
+/** The page's main heading, once it is there (a first load on a busy machine may take longer: `timeout`). */
+export async function heading(page: Page, name: string | RegExp, timeout?: number): Promise<void> {
+  await page.getByRole('heading', { level: 1, name }).waitFor({ timeout });
 }
