@@ -128,7 +128,11 @@ describe('event stream', () => {
     const first = await open('/v1/events/stream');
     for (let i = 0; i < 5; i++) await create(`Resume ${i}`);
     const received = (await first.waitFor(5)).map((m) => m.id!);
+    const streamsBefore = t.ctx.eventStreams.size;
     first.close();
+    // The client hung up: its stream ends on the server too.
+    for (let i = 0; i < 200 && t.ctx.eventStreams.size === streamsBefore; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(t.ctx.eventStreams.size).toBe(streamsBefore - 1);
     // Written while no stream is open: a reconnect must replay them from the log, then go on live.
     for (let i = 5; i < 12; i++) await create(`Resume ${i}`);
     const again = await open('/v1/events/stream', { 'last-event-id': received[4] });

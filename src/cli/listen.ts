@@ -67,7 +67,7 @@ interface Forwarded {
   durationMs: number;
 }
 
-async function forward(options: ListenOptions, event: StreamedEvent): Promise<Forwarded> {
+async function forward(options: ListenOptions, event: StreamedEvent, stop: AbortSignal): Promise<Forwarded> {
   const timestamp = Math.floor(Date.now() / 1000);
   const started = performance.now();
   try {
@@ -82,7 +82,7 @@ async function forward(options: ListenOptions, event: StreamedEvent): Promise<Fo
       },
       body: event.data,
       redirect: 'manual',
-      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+      signal: AbortSignal.any([stop, AbortSignal.timeout(FORWARD_TIMEOUT_MS)]),
     });
     await response.arrayBuffer().catch(() => {});
     return { status: response.status, error: null, durationMs: Math.round(performance.now() - started) };
@@ -134,7 +134,9 @@ export async function listen(options: ListenOptions): Promise<void> {
       onLost: (reason, retryMs) => note(`Lost the stream (${reason}); reconnecting in ${(retryMs / 1000).toFixed(1)} s`, { lost: reason, retryMs }),
       onEvent: async (event) => {
         const type = typeOf(event.data);
-        const result = await forward(options, event);
+        const result = await forward(options, event, stop.signal);
+        // Stopped while the local server was answering: no line for an answer cut short.
+        if (stop.signal.aborted) return;
         const outcome = result.status !== null ? `[${result.status}]` : `[ERR] ${result.error}`;
         out(`${clockTime(new Date())}  ${type}  ${event.id}  --> ${outcome} POST ${options.forwardTo} (${result.durationMs} ms)`, {
           time: new Date().toISOString(),

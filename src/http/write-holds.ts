@@ -13,7 +13,11 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 export function holdWrites(app: FastifyInstance, ctx: AppContext): void {
   app.addHook('onRequest', (request, reply, done) => {
-    if (!READS.has(request.method)) reply.raw.once('close', ctx.writes.hold());
+    if (!READS.has(request.method)) {
+      const release = ctx.writes.hold();
+      reply.raw.once('finish', release);
+      reply.raw.once('close', release);
+    }
     done();
   });
 }

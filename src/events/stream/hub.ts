@@ -57,7 +57,11 @@ export class EventHub {
 
   /** Opens a stream: its body is ready to send; it runs until closed or the client goes. */
   async open(request: StreamRequest): Promise<EventStream> {
-    await (this.starting ??= this.start());
+    // A failed start is tried again by the next stream.
+    await (this.starting ??= this.start().catch((error: unknown) => {
+      this.starting = null;
+      throw error;
+    }));
     const tail = this.tailOf(request.workspaceId);
     const deps: StreamDeps = {
       readLog: (position, types, limit) => readAfter(this.deps.db, request.workspaceId, position, types, limit),
