@@ -91,14 +91,15 @@ describe.skipIf(ENGINE === 'pglite')('plans cached while a table is new (Postgre
         await createProduct(t, `Hat ${i}`);
         expect(await worker.runDue()).toBe(1);
       }
-      // The growth reaches the statistics at once (a backend otherwise reports it within 10 s).
-      await single.query('SELECT pg_stat_force_next_flush()');
       await single.query(
         `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, created_at)
          SELECT 'whd_' || lpad(to_hex(g), 26, '0'), $1, $2, 'evt_old', 'product.created', 'success', 1, $3
            FROM generate_series(1, 20000) AS g`,
         [t.demo.workspaces[0].id, endpointId, clock.now()],
       );
+      // The growth reaches the statistics at once: the flush forced here runs as this statement
+      // ends (a backend otherwise reports within 1 to 10 s).
+      await single.query('SELECT pg_stat_force_next_flush()');
 
       // As `svc serve` and `svc worker` do every few seconds.
       expect(await refreshStatistics(single)).toContain('webhook_deliveries');

@@ -8,7 +8,10 @@ const MIN_CHANGES = 100;
 /** ...and at least this share of its rows. */
 const GROWTH = 0.2;
 
-/** One process at a time analyses (any number of `svc serve` and `svc worker` run this). */
+/**
+ * One process at a time analyses a schema (any number of `svc serve` and `svc worker` run this);
+ * services on other schemas of the same database take their own lock.
+ */
 const LOCK_KEY = 0x5354_4154; // 'STAT'
 
 /**
@@ -28,7 +31,7 @@ const LOCK_KEY = 0x5354_4154; // 'STAT'
  */
 export async function refreshStatistics(db: Db): Promise<string[]> {
   return db.tx(async (tx) => {
-    const [{ locked }] = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [LOCK_KEY]);
+    const [{ locked }] = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema())) AS locked', [LOCK_KEY]);
     if (!locked) return [];
     const grown = await tx.query<{ name: string }>(
       `SELECT s.relname AS name
