@@ -224,11 +224,17 @@ export class DeliveryWorker implements LocalWorker {
             this.saturated = true;
             break;
           }
-          const jobs = await this.claim(wanted);
+          const now = this.ctx.clock.now();
+          const jobs = await this.claim(wanted, now);
           this.faults.ok('claim');
           await this.offer(jobs);
-          if (jobs.length === 0) this.wakeups.at(await nextDue(this.ctx.db, this.ctx.clock.now()));
-          if (jobs.length < wanted) break;
+          if (jobs.length < wanted) {
+            // Everything due was taken: claim again when the next row comes due. The wake-up timer
+            // keeps only the earliest time it is given, so the time after it is looked up here,
+            // by every claim that ran out of due rows, not only by one that found none.
+            this.wakeups.at(await nextDue(this.ctx.db, now));
+            break;
+          }
           // More may be due. On PGlite the database shares this thread: let requests and I/O run.
           await yieldToEventLoop();
         }
@@ -240,8 +246,7 @@ export class DeliveryWorker implements LocalWorker {
   }
 
   /** Takes up to `limit` due rows, under row locks or by lease. */
-  private async claim(limit: number): Promise<Job[]> {
-    const now = this.ctx.clock.now();
+  private async claim(limit: number, now = this.ctx.clock.now()): Promise<Job[]> {
     if (!this.holdsClaims || !this.ctx.db.begin) return claimByLease(this.ctx.db, now, this.ctx.config.leaseMs, limit);
     const claim = new HeldClaim(await this.ctx.db.begin(HeldClaim.SETTINGS), { db: this.ctx.db, clock: this.ctx.clock, leaseMs: this.ctx.config.leaseMs }, {
       unstarted: (ending) => this.dispatch.takeBack((job) => job.held === ending),
