@@ -2,6 +2,14 @@ import type { Queryable } from '../../db/db.js';
 import { toIso } from '../../lib/iso.js';
 import type { Job, RowLock } from './job.js';
 
+/**
+ * A row's mark as SQL (job.ts): its next_attempt_at to the millisecond, as JavaScript's Date holds
+ * it. The service writes whole milliseconds, but a row written by other means (a data migration, a
+ * seed with now()) may carry microseconds, and a guard comparing them with the Date read back would
+ * match nothing: the outcome lost, the delivery sent again and again.
+ */
+export const MARK_OF_ROW = `date_trunc('milliseconds', d.next_attempt_at)`;
+
 interface ClaimRow {
   id: string;
   workspace_id: string;
@@ -72,8 +80,8 @@ export async function claimByLease(q: Queryable, now: Date, leaseMs: number, lim
 export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit: number): Promise<Job[]> {
   const rows = await tx.query<ClaimRow>(
     `WITH c AS MATERIALIZED (
-       SELECT id, workspace_id, endpoint_id, event_id, event_type, payload, attempt, next_attempt_at AS due
-         FROM webhook_deliveries
+       SELECT id, workspace_id, endpoint_id, event_id, event_type, payload, attempt, ${MARK_OF_ROW} AS due
+         FROM webhook_deliveries d
         WHERE status = 'pending' AND next_attempt_at <= $1
         ORDER BY next_attempt_at
         LIMIT $2
@@ -116,7 +124,7 @@ export async function releaseLeases(q: Queryable, jobs: Job[], now: Date): Promi
   await q.query(
     `UPDATE webhook_deliveries d SET next_attempt_at = $3
        FROM unnest($1::text[], $2::timestamptz[]) AS r (id, mark)
-      WHERE d.id = r.id AND d.status = 'pending' AND d.next_attempt_at = r.mark`,
+      WHERE d.id = r.id AND d.status = 'pending' AND ${MARK_OF_ROW} = r.mark`,
     [jobs.map((j) => j.id), jobs.map((j) => toIso(j.mark)), now],
   );
 }

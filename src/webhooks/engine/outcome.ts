@@ -5,6 +5,7 @@ import type { Metrics } from '../../ops/metrics.js';
 import { toIso } from '../../lib/iso.js';
 import type { Outcome } from './attempt.js';
 import { AUTO_DISABLE_AFTER, autoDisable } from '../endpoints/auto-disable.js';
+import { MARK_OF_ROW } from './claim.js';
 
 /**
  * Writes a batch of outcomes of rows not held by a row lock: the delivery rows with their attempts
@@ -95,7 +96,7 @@ interface Written {
  * mark it was taken with (job.ts); a row the API disabled meanwhile still gets the attempt's facts.
  * A row held by a lock of the writing transaction passes trivially: nothing else can have changed it.
  */
-const GUARD = `((d.status = 'pending' AND d.next_attempt_at = o.mark) OR (d.status = 'disabled' AND o.attempted))`;
+const GUARD = `((d.status = 'pending' AND ${MARK_OF_ROW} = o.mark) OR (d.status = 'disabled' AND o.attempted))`;
 
 /**
  * What a write answers: every row it changed, with its new status (`rows`), or one row per endpoint
