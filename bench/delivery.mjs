@@ -19,7 +19,10 @@ const CONCURRENCY = 64;
 /** Deliveries the service makes before it is measured, as many as the raw client's warm-up requests. */
 const WARM_UP = 5_000;
 
-/** `count` pending deliveries (and their events), numbered from `from` so that rounds do not collide. */
+/**
+ * `count` pending deliveries (and their events), numbered from `from` so that rounds do not collide;
+ * due in whole milliseconds, as the service writes them.
+ */
 async function seedDeliveries(db, workspaceId, endpointId, from, count) {
   await db.query(
     `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
@@ -31,7 +34,7 @@ async function seedDeliveries(db, workspaceId, endpointId, from, count) {
   );
   await db.query(
     `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
-     SELECT '${WHD_IDS}' || lpad(to_hex(g), 16, '0'), $1, $2, '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), 'product.created', 'pending', 0, now(), now()
+     SELECT '${WHD_IDS}' || lpad(to_hex(g), 16, '0'), $1, $2, '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), 'product.created', 'pending', 0, date_trunc('milliseconds', now()), date_trunc('milliseconds', now())
        FROM generate_series($3::int, $4::int) AS g`,
     [workspaceId, endpointId, from, from + count - 1],
   );

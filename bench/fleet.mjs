@@ -61,7 +61,7 @@ async function seedSpread(db, workspaces, rounds) {
   );
   await db.query(
     `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
-     SELECT '${WHD_IDS}' || substr(md5(ev.id || e.id), 1, 16), ev.workspace_id, e.id, ev.id, 'product.created', 'pending', 0, now(), now()
+     SELECT '${WHD_IDS}' || substr(md5(ev.id || e.id), 1, 16), ev.workspace_id, e.id, ev.id, 'product.created', 'pending', 0, date_trunc('milliseconds', now()), date_trunc('milliseconds', now())
        FROM events ev JOIN webhook_endpoints e ON e.workspace_id = ev.workspace_id AND e.deleted_at IS NULL
       WHERE ev.id LIKE '${EVT_IDS}%'`,
   );

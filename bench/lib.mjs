@@ -221,7 +221,7 @@ export async function seedBacklog(db, workspaceId, endpointIds, perEndpoint, tag
   await db.query(
     `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
      SELECT 'whd_' || $4 || lpad(to_hex(g), 14, '0') || lpad(to_hex(e.n), 6, '0'), $1, e.id, 'evt_' || $4 || lpad(to_hex(g), 20, '0'),
-            'product.created', 'pending', 0, now(), now()
+            'product.created', 'pending', 0, date_trunc('milliseconds', now()), date_trunc('milliseconds', now())
        FROM generate_series(1, $3::int) AS g, unnest($2::text[]) WITH ORDINALITY AS e (id, n)`,
     [workspaceId, endpointIds, perEndpoint, tag],
   );
