@@ -45,7 +45,7 @@ export async function apiRead(target, seeded, { duration, rounds }) {
   const ratio = median(runs.map((r) => r.ratio));
   const byRound = ratiosByRound(runs);
   return {
-    name: 'API read (GET /v1/products?limit=20, 50 connections)',
+    name: 'API read, identical requests (GET /v1/products?limit=20 with one API key, 50 connections: requests in flight share one query)',
     value: round(rate, 0),
     unit: 'req/s',
     p99Ms: median(runs.map((r) => r.result.latency.p99)),

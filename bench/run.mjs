@@ -13,6 +13,7 @@ import { ingest } from './ingest.mjs';
 import { latency } from './latency.mjs';
 import { noisyNeighbour } from './noisy-neighbour.mjs';
 import { stream } from './stream.mjs';
+import { apiReadMixed } from './api-read-mixed.mjs';
 import { PG_URL, ROOT, freshSchema } from './lib.mjs';
 import { openSeeded, settle } from './service.mjs';
 
@@ -64,6 +65,7 @@ async function onFresh(engine, scenario) {
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const SCENARIOS = [
+  ['postgres', apiReadMixed],
   ['postgres', apiRead],
   ['postgres', ingest],
   ['postgres', delivery],
@@ -72,6 +74,7 @@ const SCENARIOS = [
   ['postgres', fleet],
   ['postgres', deepPage],
   ['postgres', stream],
+  ['pglite', apiReadMixed],
   ['pglite', apiRead],
   ['pglite', delivery],
 ].filter(([, scenario]) => !only || only.includes(scenario.name));
