@@ -113,6 +113,23 @@ function picker(kinds) {
   };
 }
 
+/** Each kind alone, one request at a time: its median time, which tells where the mix's time goes. */
+async function timeKinds(serviceUrl, kinds) {
+  const times = [];
+  for (const [kind, requests] of kinds) {
+    const ms = [];
+    for (let i = 0; i < 40; i++) {
+      const r = requests[(i * 7919) % requests.length];
+      const started = performance.now();
+      const res = await fetch(serviceUrl + r.path, { headers: { authorization: `Bearer ${r.apiKey}` } });
+      await res.arrayBuffer();
+      ms.push(performance.now() - started);
+    }
+    times.push(`${kind} ${round(median(ms), 2)} ms`);
+  }
+  return times.join(', ');
+}
+
 function meanBytes(kinds) {
   return Math.round(MIX.reduce((sum, [kind, share]) => sum + share * (kinds.get(kind).reduce((s, r) => s + r.bytes, 0) / kinds.get(kind).length), 0));
 }
@@ -157,6 +174,7 @@ export async function apiReadMixed(target, seeded, { duration, rounds }) {
       // Both warm up for a second first.
       await mixedLoad(service.url, pick, 1);
       await runAutocannon({ url: sameUrl, connections: 10, duration: 1 });
+      const alone = await timeKinds(service.url, kinds);
       const runs = [];
       for (let i = 0; i < rounds; i++) {
         const same = await runAutocannon({ url: sameUrl, connections: CONNECTIONS, duration });
@@ -178,6 +196,7 @@ export async function apiReadMixed(target, seeded, { duration, rounds }) {
         extra: [
           `${[...kinds.values()].flat().length.toLocaleString('en')} distinct requests, bodies ${sizes[0]}-${sizes.at(-1)} bytes (median ${percentile(sizes, 50)})`,
           `p50 ${median(runs.map((r) => r.result.latency.p50))} ms`,
+          `one at a time: ${alone}`,
           ratiosByRound(runs),
         ]
           .filter(Boolean)
