@@ -101,9 +101,14 @@ export function webhookRecoveryRoutes(app: FastifyInstance, ctx: AppContext, mou
           count,
         });
       }
-      const recovery = await createRecovery(ctx.db, workspaceId, window, count, now);
-      // The runner starts once the row is committed (at the end of the request's transaction, with an Idempotency-Key).
-      if (recovery.status === 'running') ctx.db.afterCommit(() => ctx.recoveries.kick());
+      let recovery = await createRecovery(ctx.db, workspaceId, window, count, now);
+      if (recovery.status === 'running' && ctx.recoveries.fitsInline(count)) {
+        await ctx.recoveries.runInline(recovery.id);
+        recovery = (await findRecovery(ctx.db, workspaceId, recovery.id))!;
+      } else if (recovery.status === 'running') {
+        // The runner starts once the row is committed (at the end of the request's transaction, with an Idempotency-Key).
+        ctx.db.afterCommit(() => ctx.recoveries.kick());
+      }
       return reply.status(202).send(toRecoveryView(recovery));
     },
   });

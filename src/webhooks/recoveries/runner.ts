@@ -70,6 +70,25 @@ export class RecoveryRunner {
       });
   }
 
+  /**
+   * Runs a recovery of at most one batch to its end now, in the request that made it, so that a
+   * small recovery is answered completed and leaves no work behind. Anything left (more rows than
+   * counted, or the runner stopping) goes to the background. Inside a request's transaction (an
+   * Idempotency-Key) its batch is part of that transaction.
+   */
+  async runInline(id: string): Promise<void> {
+    if (this.stopped || !(await claimRecovery(this.db, this.owner, this.clock.now(), this.leaseMs, id))) return;
+    const outcome = await runBatch(this.db, id, this.owner, this.clock.now(), this.leaseMs, this.batchSize);
+    if (outcome.state !== 'more') return;
+    await releaseRecovery(this.db, id, this.owner);
+    this.db.afterCommit(() => this.kick());
+  }
+
+  /** Whether a recovery of `count` deliveries is small enough for runInline. */
+  fitsInline(count: number): boolean {
+    return count <= this.batchSize;
+  }
+
   /** Takes up recoveries left running (by this process before a restart, or by another that died) now and every pollMs. */
   start(onError: (error: unknown) => void): void {
     if (this.stopped || this.timer) return;

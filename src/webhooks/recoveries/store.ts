@@ -92,18 +92,18 @@ export async function listRecoveries(q: Queryable, workspaceId: string, endpoint
 
 /**
  * Takes a running recovery whose lease has run out (or that no runner has taken yet) for `owner`,
- * until `now + leaseMs`. SKIP LOCKED: runners of several processes looking at once take different
- * rows, and none waits for another.
+ * until `now + leaseMs`: the oldest, or the one named by `id`. SKIP LOCKED: runners of several
+ * processes looking at once take different rows, and none waits for another.
  */
-export async function claimRecovery(db: Db, owner: string, now: Date, leaseMs: number): Promise<string | null> {
+export async function claimRecovery(db: Db, owner: string, now: Date, leaseMs: number, id?: string): Promise<string | null> {
   const [row] = await db.query<{ id: string }>(
     `UPDATE webhook_recoveries SET lease_owner = $1, lease_until = $3
       WHERE id = (
         SELECT id FROM webhook_recoveries
-         WHERE status = 'running' AND (lease_until IS NULL OR lease_until <= $2)
+         WHERE status = 'running' AND (lease_until IS NULL OR lease_until <= $2)${id ? ' AND id = $4' : ''}
          ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED
       ) RETURNING id`,
-    [owner, now, new Date(now.getTime() + leaseMs)],
+    [owner, now, new Date(now.getTime() + leaseMs), ...(id ? [id] : [])],
   );
   return row?.id ?? null;
 }
