@@ -6306,7 +6306,7 @@ export interface operations {
                     since: string;
                     /**
                      * Format: date-time
-                     * @description ... and at or before this one (default: now; a later instant counts as now).
+                     * @description Replay deliveries created at or before this instant (default: now; a later instant counts as now).
                      */
                     until?: string;
                     /** @description Which deliveries to replay: failed (gave up after every attempt), disabled (never sent, the endpoint was inactive). Default: both. */
@@ -10608,7 +10608,7 @@ export interface operations {
                     since: string;
                     /**
                      * Format: date-time
-                     * @description ... and at or before this one (default: now; a later instant counts as now).
+                     * @description Replay deliveries created at or before this instant (default: now; a later instant counts as now).
                      */
                     until?: string;
                     /** @description Which deliveries to replay: failed (gave up after every attempt), disabled (never sent, the endpoint was inactive). Default: both. */

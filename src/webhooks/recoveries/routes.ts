@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { notFound, validation } from '../../http/errors.js';
 import { pageUrls, requestCursor } from '../../http/list.js';
@@ -23,14 +23,6 @@ import { countRecoverable, createRecovery, findRecovery, listRecoveries, toRecov
 const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:developer:write' } as const;
 type EndpointParams = { Params: { endpointId: string } };
-
-/**
- * An endpoint id of the wrong shape can never exist: a 404 before anything else is read, so that
- * POST .../recover with a missing or malformed body answers the same as the other endpoint routes.
- */
-async function endpointShape(request: FastifyRequest) {
-  if (!isId('whe', (request.params as { endpointId: string }).endpointId)) throw notFound('webhook endpoint');
-}
 
 /** A body instant as a Date; one the date-time format lets through but no engine can hold (23:59:60, year 0) is a 400. */
 function instant(value: string, name: string): Date {
@@ -73,7 +65,6 @@ export function webhookRecoveryRoutes(app: FastifyInstance, ctx: AppContext, mou
 
   app.post<EndpointParams & { Body: RecoverBodyInput }>('/webhooks/endpoints/:endpointId/recover', {
     config: { auth: write, errors: ['ENDPOINT_INACTIVE'] },
-    preValidation: endpointShape,
     schema: {
       ...common,
       operationId: 'recoverWebhookDeliveries',
@@ -85,7 +76,8 @@ export function webhookRecoveryRoutes(app: FastifyInstance, ctx: AppContext, mou
     handler: async (request, reply: FastifyReply) => {
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
-      const endpoint = await findEndpoint(ctx.db, workspaceId, request.params.endpointId);
+      const { endpointId } = request.params;
+      const endpoint = isId('whe', endpointId) ? await findEndpoint(ctx.db, workspaceId, endpointId) : null;
       if (!endpoint) throw notFound('webhook endpoint');
       const window = windowOf(request.body, endpoint.id, now, ctx.config.retentionMs);
       if (!endpoint.active) throw endpointInactive({ disabled_reason: endpoint.disabled_reason, deleted_at: null });

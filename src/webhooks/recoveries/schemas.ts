@@ -13,7 +13,7 @@ const Instant = (description: string) => Type.String({ format: 'date-time', desc
 export const RecoverBody = Type.Object(
   {
     since: Instant('Replay deliveries created at or after this instant (ISO 8601 with offset).'),
-    until: Type.Optional(Instant('... and at or before this one (default: now; a later instant counts as now).')),
+    until: Type.Optional(Instant('Replay deliveries created at or before this instant (default: now; a later instant counts as now).')),
     statuses: Type.Optional(
       Type.Array(Type.Union(RECOVERABLE.map((s) => Type.Literal(s))), {
         minItems: 1,
