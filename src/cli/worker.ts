@@ -13,8 +13,8 @@ export const WORKER_HELP = `svc worker [--embedded]
   SVC_WORKER_CONCURRENCY attempts each. Start any number of them, on any machines, against one
   PostgreSQL (DATABASE_URL); they share the work and take over rows of a worker that died after
   SVC_LEASE. With SVC_METRICS_PORT, GET /healthz, /readyz and /metrics answer on HOST at that port.
-  Retention (SVC_RETENTION), the clean-up of expired idempotency keys and bulk webhook recoveries run here too. SIGINT or SIGTERM stops claiming and lets attempts in
-  flight finish.
+  Retention (SVC_RETENTION), the clean-up of expired idempotency keys and bulk webhook recoveries
+  run here too. SIGINT or SIGTERM stops claiming and lets attempts in flight finish.
   Without DATABASE_URL it refuses to start: the embedded database in SVC_DATA_DIR belongs to the
   one process that opened it (svc serve delivers from it itself). --embedded runs on it anyway,
   when no server uses that folder.`;
