@@ -13,6 +13,7 @@ import type { InFlightWrites } from './outbox/in-flight.js';
 import type { Outbox } from './outbox/outbox.js';
 import type { ProductCreations } from './products/create-batch.js';
 import type { RateLimitStore } from './ratelimit/store.js';
+import type { RecoveryRunner } from './webhooks/recoveries/runner.js';
 
 /** Dependencies built once at start and handed to every module; tests build their own. */
 export interface AppContext {
@@ -39,6 +40,8 @@ export interface AppContext {
   productCreations: ProductCreations;
   /** Identical reads in flight share one query (see http/coalesce.ts). */
   reads: ReadCoalescer;
+  /** Bulk recoveries of webhook deliveries, worked through in the background (see webhooks/recoveries/runner.ts). */
+  recoveries: RecoveryRunner;
   /** Prometheus metrics of this process (see ops/metrics.ts); the delivery engine reports to it. */
   metrics: Metrics;
   /** Set first thing when a graceful stop begins: GET /readyz answers 503 from then on. */

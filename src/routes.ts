@@ -17,6 +17,8 @@ import { WebhookDelivery } from './webhooks/deliveries/schemas.js';
 import { webhookDeliveryRoutes } from './webhooks/deliveries/routes.js';
 import { WebhookEndpoint } from './webhooks/endpoints/schemas.js';
 import { webhookEndpointRoutes } from './webhooks/endpoints/routes.js';
+import { webhookRecoveryRoutes } from './webhooks/recoveries/routes.js';
+import { WebhookRecovery } from './webhooks/recoveries/schemas.js';
 
 /** Every route of the API. Workspace resources are mounted at /v1 and /v1/workspaces/{workspaceId}. */
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -27,6 +29,10 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   app.addSchema(WebhookEndpoint);
   app.addSchema(WebhookDelivery);
   app.addSchema(DeliveryAttempt);
+  app.addSchema(WebhookRecovery);
+
+  // Bulk recoveries stop between two batches once requests have finished; a later start resumes them.
+  app.addHook('onClose', async () => ctx.recoveries.stop());
 
   // Open event streams end when the server begins to stop, so that it does not wait on them.
   app.addHook('preClose', (done) => {
@@ -52,6 +58,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
         eventStreamRoutes(scope, ctx, mount);
         webhookEndpointRoutes(scope, ctx, mount);
         webhookDeliveryRoutes(scope, ctx, mount);
+        webhookRecoveryRoutes(scope, ctx, mount);
         if (mount.inPath) apiKeyRoutes(scope, ctx, mount);
       },
       { prefix: mount.prefix },

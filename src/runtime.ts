@@ -22,6 +22,7 @@ import { verifyMasterKey } from './ops/master-key.js';
 import { Metrics } from './ops/metrics.js';
 import { openRateLimitStore } from './ratelimit/open.js';
 import type { RateLimitStore } from './ratelimit/store.js';
+import { RecoveryRunner } from './webhooks/recoveries/runner.js';
 
 /** The master key and where it came from, to name it in messages. */
 export interface MasterKey {
@@ -88,6 +89,7 @@ export function createContext(
     eventStreams: new EventHub({ db, writes, wakeups: eventWakeups, pollIntervalMs: config.pollIntervalMs }),
     productCreations: new ProductCreations(db, outbox),
     reads: new ReadCoalescer(db.engine === 'pglite'),
+    recoveries: new RecoveryRunner(db, clock),
     cursors: new CursorCodec(secrets.deriveKey('cursor')),
     metrics: new Metrics(db, clock),
     stopping: false,

@@ -25,7 +25,7 @@ const encode = (text: string) =>
 /** Header values must be visible ASCII to be sent at all. */
 const headerSafe = (text: string) => text.replace(/[^\x20-\x7e]/g, '').trim();
 
-const ID_PREFIX: Record<string, string> = { productId: 'prd', orderId: 'ord', eventId: 'evt', endpointId: 'whe', deliveryId: 'whd', keyId: 'key', workspaceId: 'wsp', notificationId: 'ntf' };
+const ID_PREFIX: Record<string, string> = { productId: 'prd', orderId: 'ord', eventId: 'evt', endpointId: 'whe', deliveryId: 'whd', recoveryId: 'whr', keyId: 'key', workspaceId: 'wsp', notificationId: 'ntf' };
 const randomId = (prefix: string) => fc.stringMatching(new RegExp(`^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`));
 
 interface FuzzRequest {
@@ -61,6 +61,7 @@ describe('fuzzing every route of the OpenAPI document', () => {
     const catalog = (await t.call(key, 'GET', '/v1/webhooks/endpoints/event-types')).json()?.data?.map((e: { type: string }) => e.type) ?? [];
     const endpoint = await post('/v1/webhooks/endpoints', { url: 'https://example.com/hook', subscribedEvents: ['product.*'] });
     const sent = endpoint ? await post(`/v1/webhooks/endpoints/${endpoint.id}/send-test-event`, undefined) : null;
+    const recovery = endpoint ? await post(`/v1/webhooks/endpoints/${endpoint.id}/recover`, { since: new Date(Date.now() - 3_600_000).toISOString() }) : null;
     const spare = await post(`/v1/workspaces/${workspaces[0]}/api-keys`, { name: 'fuzz spare' }, owner);
     const events = (await t.call(key, 'GET', '/v1/events')).json().data as { id: string }[];
     ids = {
@@ -69,6 +70,7 @@ describe('fuzzing every route of the OpenAPI document', () => {
       eventId: events.map((e) => e.id).slice(0, 2),
       endpointId: endpoint ? [endpoint.id] : [],
       deliveryId: sent?.deliveryId ? [sent.deliveryId] : [],
+      recoveryId: recovery ? [recovery.id] : [],
       keyId: spare ? [spare.id] : [],
     };
     const known = (values: unknown[]) => (values.length ? fc.constantFrom(...values) : fc.constant(undefined));

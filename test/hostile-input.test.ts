@@ -278,7 +278,8 @@ describe('hostile input', () => {
           const url = route.path.replace('{workspaceId}', ws).replace(/\{\w+\}/g, id);
           // Key management and a user's notifications take a personal access token; the rest an API key.
           const token = url.includes('/api-keys') || url.startsWith('/v1/notifications/') ? owner : key;
-          const body = route.method === 'PATCH' ? { active: true, name: 'x' } : undefined;
+          // A body that fits, where the route needs one, so that the id is what is refused.
+          const body = route.method === 'PATCH' ? { active: true, name: 'x' } : route.path.endsWith('/recover') ? { since: new Date().toISOString(), dryRun: true } : undefined;
           const options: InjectOptions = { method: route.method as InjectOptions['method'], url, headers: auth(token) };
           if (body) Object.assign(options, { payload: body });
           const error = await refused(options);

@@ -44,6 +44,9 @@ const ROUTES: Record<string, { body?: unknown | ((ids: Record<string, string>) =
   'GET /webhooks/deliveries/{deliveryId}': {},
   'GET /webhooks/deliveries/{deliveryId}/attempts': {},
   'POST /webhooks/deliveries/{deliveryId}/replay': {},
+  'POST /webhooks/endpoints/{endpointId}/recover': { body: { since: '2020-01-01T00:00:00Z', until: '2020-01-02T00:00:00Z' } },
+  'GET /webhooks/endpoints/{endpointId}/recoveries': {},
+  'GET /webhooks/recoveries/{recoveryId}': {},
 };
 
 const IN_PATH = '/v1/workspaces/{workspaceId}';
@@ -101,6 +104,9 @@ describe('workspace isolation', () => {
     ids.eventId = (await call('GET', '/events')).json().data[0].id;
     ids.keyId = (await call('GET', '/api-keys')).json().data[0].id;
     if (ids.endpointId) ids.deliveryId = (await call('GET', '/webhooks/deliveries')).json().data[0].id;
+    if (documented.has('POST /webhooks/endpoints/{endpointId}/recover')) {
+      ids.recoveryId = (await call('POST', `/webhooks/endpoints/${ids.endpointId}/recover`, { since: new Date(Date.now() - 3_600_000).toISOString() })).json().id;
+    }
 
     before = await snapshot();
     // Every id of the first workspace, which no answer to another workspace's credential may contain.

@@ -34,6 +34,8 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const retention = startRetention(ctx, (err) => app.log.error({ err }, 'retention failed'));
   const statistics = keepStatistics(ctx.db, (err) => app.log.error({ err }, 'statistics refresh failed'));
   const cleanup = startIdempotencyCleanup(ctx, (err) => app.log.error({ err }, 'idempotency key clean-up failed'));
+  // Recoveries left running by an earlier start (or a process that died) go on from their cursor; app.close() stops them.
+  ctx.recoveries.start((err) => app.log.error({ err }, 'webhook recovery batch failed; it is taken up again later'));
 
   // Requests in progress finish and new ones get 503 (app.ts), attempts in flight end and are
   // recorded (up to the delivery time-out); a stop that cannot finish (the database silent) still

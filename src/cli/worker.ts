@@ -13,8 +13,8 @@ export const WORKER_HELP = `svc worker [--embedded]
   SVC_WORKER_CONCURRENCY attempts each. Start any number of them, on any machines, against one
   PostgreSQL (DATABASE_URL); they share the work and take over rows of a worker that died after
   SVC_LEASE. With SVC_METRICS_PORT, GET /healthz, /readyz and /metrics answer on HOST at that port.
-  Retention (SVC_RETENTION) and the clean-up of expired idempotency keys run here too. SIGINT or SIGTERM stops claiming and lets attempts in
-  flight finish.
+  Retention (SVC_RETENTION), the clean-up of expired idempotency keys and bulk webhook recoveries
+  run here too. SIGINT or SIGTERM stops claiming and lets attempts in flight finish.
   Without DATABASE_URL it refuses to start: the embedded database in SVC_DATA_DIR belongs to the
   one process that opened it (svc serve delivers from it itself). --embedded runs on it anyway,
   when no server uses that folder.`;
@@ -37,6 +37,7 @@ export async function runWorker(config: Config, options: { embedded: boolean }):
   const retention = startRetention(ctx, (error) => report(error, 'retention'));
   const statistics = keepStatistics(ctx.db, (error) => report(error, 'statistics refresh'));
   const cleanup = startIdempotencyCleanup(ctx, (error) => report(error, 'idempotency key clean-up'));
+  ctx.recoveries.start((error) => report(error, 'webhook recovery batch'));
 
   const stop = async () => {
     // First: /readyz answers 503 from now on.
@@ -45,6 +46,7 @@ export async function runWorker(config: Config, options: { embedded: boolean }):
     await retention.stop();
     await statistics.stop();
     await cleanup.stop();
+    await ctx.recoveries.stop();
     await workers.stop();
     await ops?.close();
     await ctx.db.close();

@@ -40,6 +40,7 @@ interface Sweep {
  * - Delivery attempts go with their delivery, in the statement that deletes it (found by the
  *   attempts' primary key, which starts with the delivery id): a delivery kept keeps its whole log,
  *   and the attempts table needs no index or foreign key of its own for this.
+ * - Recoveries (webhook_recoveries): only completed or failed ones.
  * A table added later is one more line here, before the table it refers to.
  */
 export const SWEEPS: Sweep[] = [
@@ -55,6 +56,8 @@ export const SWEEPS: Sweep[] = [
         ])
       ).map((r) => r.event_id),
   },
+  // Bulk recoveries: finished ones; a running one is still work (its cursor is where it resumes).
+  { table: 'webhook_recoveries', prefix: 'whr', keep: `status = 'running'` },
 ];
 
 export interface RetentionRun {

@@ -5,13 +5,13 @@ import { notFound } from '../../http/errors.js';
 import { pageUrls, requestCursor } from '../../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { DEFAULT_LIMIT } from '../../http/pagination.js';
-import { isId, newId } from '../../lib/ids.js';
+import { isId } from '../../lib/ids.js';
 import { endpointInactive } from '../endpoints/schemas.js';
 import { lockEndpoint } from '../endpoints/store.js';
 import { DeliveryList, DeliveryListQuery, Replayed, WebhookDeliveryDetail, type DeliveryListQueryInput } from './schemas.js';
-import { enqueueDeliveries } from '../../outbox/outbox.js';
 import { AttemptList, AttemptListQuery, type AttemptListQueryInput } from '../attempts/schemas.js';
 import { deliveryExists, listAttempts, toAttemptView } from '../attempts/store.js';
+import { queueReplays } from './replay.js';
 import { findDelivery, listDeliveries, toDetailView, toListView, type DeliveryFilters } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
@@ -111,16 +111,7 @@ export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mou
         const endpoint = await lockEndpoint(q, workspaceId, original.endpoint_id);
         if (!endpoint) throw notFound('webhook delivery');
         if (endpoint.deleted_at || !endpoint.active) throw endpointInactive(endpoint);
-        // The same bytes go out again under a new delivery id (so a new webhook-id) and a synthetic event id.
-        const input = {
-          workspaceId,
-          endpointId: endpoint.id,
-          eventId: newId('evt', now),
-          eventType: original.event_type,
-          payload: original.body,
-          replayOf: original.id,
-        };
-        const [id] = await enqueueDeliveries(q, [input], now);
+        const [id] = await queueReplays(q, workspaceId, endpoint.id, [{ id: original.id, event_type: original.event_type, body: original.body }], now);
         return { id, endpointId: endpoint.id };
       });
       return reply.status(201).send({ delivery: replayed });
