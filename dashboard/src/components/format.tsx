@@ -32,6 +32,14 @@ const TONES: Record<string, string> = {
   paused: 'warn',
   revoked: 'muted',
   unread: 'info',
+  paid: 'good',
+  fulfilled: 'good',
+  canceled: 'muted',
+  refunded: 'warn',
+  live: 'good',
+  connecting: 'info',
+  reconnecting: 'warn',
+  stopped: 'bad',
 };
 
 /** A short status word with a colour that matches its meaning (and the word itself, for those who do not see colour). */
