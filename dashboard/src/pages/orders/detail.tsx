@@ -117,7 +117,8 @@ function Actions({ order, run, running }: { order: Order; run(name: OrderActionN
 function LineItems({ order }: { order: Order }) {
   const lines = order.lineItems ?? [];
   return (
-    <div className="table-wrap">
+    // Focusable, so that a keyboard can scroll it sideways on a narrow screen (it holds no link).
+    <div className="table-wrap" tabIndex={0} role="region" aria-label="Line items">
       <table className="striped" data-testid="line-items">
         <thead>
           <tr>
