@@ -104,7 +104,7 @@ export function LiveTail() {
               {tail.events.map((event) => (
                 <tr key={event.id}>
                   <td>
-                    <Time value={event.created} />
+                    <Time value={event.created} short />
                   </td>
                   <td>{event.type}</td>
                   <td>{subjectLink(event)}</td>
