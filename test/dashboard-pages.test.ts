@@ -179,7 +179,7 @@ describe('dashboard pages in Chromium', { timeout: 180_000 }, () => {
     expect(await attempts.nth(1).getByText('HTTP 500', { exact: true }).count()).toBe(2);
     await attempts.nth(1).getByText('failed', { exact: true }).waitFor();
     await attempts.nth(1).getByText('Request and response of attempt 1').click();
-    await attempts.nth(1).getByLabel('Response body of attempt 1').getByText('down for maintenance').waitFor();
+    await attempts.nth(1).getByLabel('Body of the answer to attempt 1').getByText('down for maintenance').waitFor();
     await attempts.nth(1).getByRole('rowheader', { name: 'webhook-signature' }).waitFor();
     await record(page, 'delivery-attempts', audit);
   });

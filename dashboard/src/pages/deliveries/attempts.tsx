@@ -49,7 +49,7 @@ export function AttemptsTimeline({ deliveryId, refresh }: { deliveryId: string; 
                   <h3>Response headers</h3>
                   <Headers value={a.responseHeaders} empty="No response." />
                   {a.responseBody !== null ? (
-                    <pre className="code" tabIndex={0} aria-label={`Response body of attempt ${a.attempt}`}>
+                    <pre className="code" tabIndex={0} aria-label={`Body of the answer to attempt ${a.attempt}`}>
                       {a.responseBody || '(empty body)'}
                     </pre>
                   ) : null}
