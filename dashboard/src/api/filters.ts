@@ -32,3 +32,13 @@ export function formFilters<K extends string>(form: HTMLFormElement, names: read
   }
   return out;
 }
+
+/** `2026-05-01T10:00` from a datetime-local field, in the reader's zone, as an ISO instant. */
+export const toIso = (local: string | undefined) => (local ? new Date(local).toISOString() : undefined);
+
+/** An ISO instant shown back in a datetime-local field. */
+export const toLocal = (iso: string | undefined) => {
+  if (!iso) return undefined;
+  const d = new Date(iso);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};

@@ -42,10 +42,14 @@ export function usePaged<T>(client: SvcClient, first: () => Promise<Envelope<T>>
   const key = JSON.stringify(deps);
   const [position, setPosition] = useState<{ key: string; url: string | null; number: number }>({ key, url: null, number: 1 });
   const current = position.key === key ? position : { key, url: null, number: 1 };
-  const loaded = useLoad<Envelope<T>>(() => (current.url ? fetchPage<T>(client, current.url) : first()), [key, current.url]);
-  const page = loaded.data;
+  const shown = `${key} ${current.url}`;
+  const loaded = useLoad(async () => ({ shown, page: await (current.url ? fetchPage<T>(client, current.url) : first()) }), [key, current.url]);
+  // A page of other filters (or another page) is not shown while the asked one loads: stale rows
+  // under new filters would be taken for an answer. A reload of the same page keeps it meanwhile.
+  const page = loaded.data?.shown === shown ? loaded.data.page : undefined;
   return {
     ...loaded,
+    data: page,
     pageNumber: current.number,
     next: () => {
       if (page?.nextPageUrl) setPosition({ key, url: page.nextPageUrl, number: current.number + 1 });

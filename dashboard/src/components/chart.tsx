@@ -49,7 +49,8 @@ export default function Chart({ summary, x, series, height = 220 }: ChartProps) 
         })),
       ],
       axes: [{}, { scale: 'y' }, ...(series.some((s) => s.scale && s.scale !== 'y') ? [{ scale: series.find((s) => s.scale && s.scale !== 'y')!.scale, side: 1 as const, grid: { show: false } }] : [])],
-      scales: { x: { time: true } },
+      // A percentage scale shows 0-100 whatever the values.
+      scales: { x: { time: true }, ...(series.some((s) => s.scale === '%') ? { '%': { range: [0, 100] as uPlot.Range.MinMax } } : {}) },
       legend: { show: true },
     };
     const plot = new uPlot(options, [x, ...series.map((s) => s.values)], element);

@@ -1,11 +1,13 @@
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
-/** A timestamp in the reader's time zone, the exact ISO value in its title. */
-export function Time({ value }: { value: string | null | undefined }) {
+const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
+
+/** A timestamp in the reader's time zone (`short`: the time of day only), the exact ISO value in its title. */
+export function Time({ value, short }: { value: string | null | undefined; short?: boolean }) {
   if (!value) return <span className="muted">—</span>;
   return (
     <time dateTime={value} title={value}>
-      {dateTime.format(new Date(value))}
+      {(short ? timeOnly : dateTime).format(new Date(value))}
     </time>
   );
 }
@@ -32,6 +34,14 @@ const TONES: Record<string, string> = {
   paused: 'warn',
   revoked: 'muted',
   unread: 'info',
+  paid: 'good',
+  fulfilled: 'good',
+  canceled: 'muted',
+  refunded: 'warn',
+  live: 'good',
+  connecting: 'info',
+  reconnecting: 'warn',
+  stopped: 'bad',
 };
 
 /** A short status word with a colour that matches its meaning (and the word itself, for those who do not see colour). */

@@ -7,7 +7,10 @@ import { NewEndpoint } from './endpoints/new';
 import { Endpoints } from './endpoints';
 import { EventDetail } from './events/detail';
 import { Events } from './events';
+import { LiveTail } from './live';
 import { Notifications } from './notifications';
+import { OrderDetail } from './orders/detail';
+import { Orders } from './orders';
 import { Overview } from './overview';
 import { Products } from './products';
 
@@ -23,7 +26,10 @@ export interface PageEntry {
 export const PAGES: PageEntry[] = [
   { path: '/', component: Overview },
   { path: '/products', component: Products },
+  { path: '/orders', component: Orders },
+  { path: '/orders/:orderId', component: OrderDetail },
   { path: '/events', component: Events },
+  { path: '/live', component: LiveTail },
   { path: '/events/:eventId', component: EventDetail },
   { path: '/endpoints', component: Endpoints },
   { path: '/endpoints/new', component: NewEndpoint },
@@ -37,7 +43,9 @@ export const PAGES: PageEntry[] = [
 export const NAV: { href: string; label: string; permission?: string }[] = [
   { href: '/', label: 'Overview' },
   { href: '/products', label: 'Products', permission: 'workspace:products:read' },
+  { href: '/orders', label: 'Orders', permission: 'workspace:orders:read' },
   { href: '/events', label: 'Events', permission: 'workspace:events:read' },
+  { href: '/live', label: 'Live tail', permission: 'workspace:events:read' },
   { href: '/endpoints', label: 'Endpoints', permission: 'workspace:developer:read' },
   { href: '/deliveries', label: 'Deliveries', permission: 'workspace:developer:read' },
   { href: '/api-keys', label: 'API keys', permission: 'workspace:api_keys:manage' },

@@ -3,6 +3,8 @@ import { useApp } from '../../api/app-state';
 import { useAction, useLoad } from '../../api/hooks';
 import { ErrorBox } from '../../components/error-box';
 import { Badge, Time } from '../../components/format';
+import { AttemptsTimeline } from './attempts';
+import { Headers } from './headers';
 
 /** One delivery: what was sent, what came back, and a replay. */
 export function DeliveryDetail() {
@@ -114,28 +116,11 @@ export function DeliveryDetail() {
               ) : null}
             </div>
           </div>
+          <AttemptsTimeline deliveryId={d.id} refresh={`${d.attempt}/${d.status}`} />
         </>
       ) : loaded.loading ? (
         <p aria-busy="true">Loading…</p>
       ) : null}
     </section>
-  );
-}
-
-function Headers({ value, empty }: { value: Record<string, string> | null; empty: string }) {
-  if (!value) return <p className="muted">{empty}</p>;
-  return (
-    <table className="headers">
-      <tbody>
-        {Object.entries(value).map(([name, v]) => (
-          <tr key={name}>
-            <th scope="row">{name}</th>
-            <td>
-              <code>{v}</code>
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
   );
 }

@@ -2,22 +2,13 @@ import type { EventType, WebhookDelivery, WebhookEndpoint } from '@svc/sdk';
 import { Link } from 'wouter';
 import { useApp } from '../../api/app-state';
 import { useCatalog } from '../../api/catalog';
-import { formFilters, useFilters } from '../../api/filters';
+import { formFilters, toIso, toLocal, useFilters } from '../../api/filters';
 import { useLoad, usePaged } from '../../api/hooks';
 import { Empty } from '../../components/empty';
 import { DeliveryTable } from './table';
 
 const FILTERS = ['endpointId', 'status', 'eventType', 'createdGte', 'createdLte'] as const;
 const STATUSES = ['pending', 'success', 'failed', 'disabled'] as const;
-
-/** `2026-05-01T10:00` from a datetime-local field, in the reader's zone, as an ISO instant. */
-const toIso = (local: string | undefined) => (local ? new Date(local).toISOString() : undefined);
-/** An ISO instant shown back in a datetime-local field. */
-const toLocal = (iso: string | undefined) => {
-  if (!iso) return undefined;
-  const d = new Date(iso);
-  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
-};
 
 /** The delivery log with every filter the API has. */
 export function Deliveries() {

@@ -11,7 +11,7 @@ import { SecretOnce } from '../../components/secret-once';
 import { DeliveryTable } from '../deliveries/table';
 import { EndpointForm, type EndpointFields } from './form';
 import { endpointState, STATE_HELP } from './health';
-import { RecentChart } from './recent-chart';
+import { HealthPanel } from './health-panel';
 
 /** One endpoint: its state and settings, what a person can do with it, its recent deliveries. */
 export function EndpointDetail() {
@@ -21,7 +21,6 @@ export function EndpointDetail() {
   const path = { params: { path: { endpointId } } };
   const loaded = useLoad(() => client.GET('/v1/webhooks/endpoints/{endpointId}', path), [endpointId]);
   const deliveries = usePaged<WebhookDelivery>(client, () => client.GET('/v1/webhooks/deliveries', { params: { query: { endpointId, limit: 20 } } }), [endpointId]);
-  const recent = useLoad(async () => (await client.GET('/v1/webhooks/deliveries', { params: { query: { endpointId, limit: 100 } } })).data, [endpointId, deliveries.data]);
   const [editing, setEditing] = useState(false);
   const [rotated, setRotated] = useState<{ secret: string; previousSecretExpiresAt: string } | null>(null);
   const [notice, setNotice] = useState<React.ReactNode>(null);
@@ -142,8 +141,9 @@ export function EndpointDetail() {
               <Time value={ep.updatedAt} />
             </dd>
           </dl>
-          <h2>Recent deliveries</h2>
-          {recent.data ? <RecentChart deliveries={recent.data} /> : null}
+          {/* Asked again when a delivery on the first page changes (a new one, another attempt, an outcome). */}
+          <HealthPanel endpointId={endpointId} refresh={deliveries.data?.data.map((d) => `${d.id}/${d.status}/${d.attempt}`).join()} />
+          <h2>Deliveries</h2>
           <button type="button" className="secondary outline small" onClick={deliveries.reload}>
             Refresh
           </button>

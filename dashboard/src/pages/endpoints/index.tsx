@@ -6,7 +6,8 @@ import { Empty } from '../../components/empty';
 import { ErrorBox } from '../../components/error-box';
 import { Badge } from '../../components/format';
 import { Pager } from '../../components/pager';
-import { endpointState, RecentHealth } from './health';
+import { endpointState } from './health';
+import { HealthCell } from './stats';
 
 /** Webhook endpoints with their state and health at a glance. */
 export function Endpoints() {
@@ -40,7 +41,7 @@ export function Endpoints() {
                 <th scope="col">URL</th>
                 <th scope="col">State</th>
                 <th scope="col">Events</th>
-                <th scope="col">Recent deliveries</th>
+                <th scope="col">Last 24 hours</th>
               </tr>
             </thead>
             <tbody>
@@ -66,7 +67,7 @@ export function Endpoints() {
                     ))}
                   </td>
                   <td>
-                    <RecentHealth endpointId={ep.id} />
+                    <HealthCell endpointId={ep.id} />
                   </td>
                 </tr>
               ))}
