@@ -12,7 +12,7 @@ import { DeliveryList, DeliveryListQuery, Replayed, WebhookDeliveryDetail, type 
 import { enqueueDeliveries } from '../../outbox/outbox.js';
 import { AttemptList, AttemptListQuery, type AttemptListQueryInput } from '../attempts/schemas.js';
 import { deliveryExists, listAttempts, toAttemptView } from '../attempts/store.js';
-import { findDelivery, listDeliveries, toDetailView, toListView, type DeliveryFilters } from './store.js';
+import { findDelivery, listDeliveries, parseBody, subjectOf, toDetailView, toListView, type DeliveryFilters } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:developer:write' } as const;
@@ -112,6 +112,7 @@ export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mou
         if (!endpoint) throw notFound('webhook delivery');
         if (endpoint.deleted_at || !endpoint.active) throw endpointInactive(endpoint);
         // The same bytes go out again under a new delivery id (so a new webhook-id) and a synthetic event id.
+        // On an endpoint that orders by subject, the replay queues behind that subject's pending deliveries.
         const input = {
           workspaceId,
           endpointId: endpoint.id,
@@ -119,6 +120,7 @@ export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mou
           eventType: original.event_type,
           payload: original.body,
           replayOf: original.id,
+          orderingKey: endpoint.ordering === 'subject' ? (subjectOf(parseBody(original.body))?.id ?? null) : null,
         };
         const [id] = await enqueueDeliveries(q, [input], now);
         return { id, endpointId: endpoint.id };
