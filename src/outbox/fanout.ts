@@ -8,6 +8,9 @@ import type { HandOff } from './notifier.js';
 /** A delivery's ordering key: its event's subject id, when its endpoint orders by subject (claim.ts). */
 const ORDERING_KEY = `CASE WHEN w.ordering = 'subject' THEN ev.subject_id END`;
 
+/** Its place in that order, drawn for ordered rows only (migrations/010_endpoint_headers_ordering.sql). */
+export const ORDERING_SEQ = `CASE WHEN t.ordering_key IS NOT NULL THEN nextval('webhook_deliveries_ordering_seq') END`;
+
 /**
  * The fan-out as CTEs, to follow others in one WITH statement. `events` is a FROM item (a CTE or a
  * sub-select) with one row per event to fan out: workspace_id, event_id, event_type, at
@@ -36,9 +39,10 @@ export function fanOutCtes(events: string, notify: boolean, handOff = false): st
          FROM ${events} ev
          JOIN webhook_endpoints w ON w.workspace_id = ev.workspace_id AND w.deleted_at IS NULL AND w.subscribed_events && ev.patterns
      ), fanned AS (
-       INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, ordering_key, status, attempt, next_attempt_at, created_at)
+       INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, ordering_key, ordering_seq, status, attempt,
+                                       next_attempt_at, created_at)
        SELECT t.delivery_prefix || substr(md5(random()::text || t.endpoint_id), 1, 16), t.workspace_id, t.endpoint_id, t.event_id, t.event_type,
-              t.ordering_key, CASE WHEN t.active THEN 'pending' ELSE 'disabled' END, 0,
+              t.ordering_key, ${ORDERING_SEQ}, CASE WHEN t.active THEN 'pending' ELSE 'disabled' END, 0,
               CASE WHEN t.active THEN coalesce(t.lease, t.at) END, t.at
          FROM targets t
        RETURNING id, workspace_id, endpoint_id, event_id, event_type, status, next_attempt_at, created_at

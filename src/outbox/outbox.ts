@@ -6,7 +6,7 @@ import { toIso } from '../lib/iso.js';
 import { DELIVERY_CHANNEL } from '../webhooks/engine/wakeups.js';
 import { EVENT_CHANNEL, eventWakePayload } from '../events/channel.js';
 import type { EventWakeups } from './event-wakeups.js';
-import { fanOut, fanOutCtes, fanOutValues, handOffValues, singleEvent } from './fanout.js';
+import { ORDERING_SEQ, fanOut, fanOutCtes, fanOutValues, handOffValues, singleEvent } from './fanout.js';
 import type { InFlightWrites } from './in-flight.js';
 import type { DeliveryNotifier, FanOutResult, HandOff } from './notifier.js';
 
@@ -73,10 +73,11 @@ export async function enqueueDeliveries(q: Queryable, deliveries: DirectDelivery
   if (deliveries.length === 0) return [];
   const ids = deliveries.map(() => newId('whd', now));
   await q.query(
-    `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of, ordering_key, status, attempt, next_attempt_at, created_at)
-     SELECT d.id, d.workspace_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.replay_of, d.ordering_key, 'pending', 0, $8, $8
+    `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of, ordering_key, ordering_seq, status,
+                                     attempt, next_attempt_at, created_at)
+     SELECT t.id, t.workspace_id, t.endpoint_id, t.event_id, t.event_type, t.payload, t.replay_of, t.ordering_key, ${ORDERING_SEQ}, 'pending', 0, $8, $8
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $9::text[])
-         AS d (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of, ordering_key)`,
+         AS t (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of, ordering_key)`,
     [
       ids,
       deliveries.map((d) => d.workspaceId),

@@ -18,16 +18,17 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  * recognise the service by it), and hop-by-hop names, which describe one connection, not the
  * request (and some of which the HTTP client refuses outright: expect, upgrade, ...).
  */
-const RESERVED = new Set(['content-type', 'content-length', 'host', 'user-agent', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect']);
-const RESERVED_PREFIXES = ['webhook-', 'proxy-'];
+const SET_BY_SERVICE = new Set(['content-type', 'content-length', 'host', 'user-agent']);
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect']);
 
 /** Visible ASCII and spaces inside, no space at either end. */
 const VALUE = /^(?:[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)$/;
 
 function reservedReason(name: string): string | null {
-  if (RESERVED.has(name)) return `"${name}" is set by the service and cannot be sent as an extra header`;
-  const prefix = RESERVED_PREFIXES.find((p) => name.startsWith(p));
-  return prefix ? `names starting with "${prefix}" are set by the service or describe the connection, and cannot be sent as extra headers` : null;
+  if (SET_BY_SERVICE.has(name)) return `"${name}" is set by the service and cannot be sent as an extra header`;
+  if (name.startsWith('webhook-')) return `"${name}": webhook-* headers carry the signature and are set by the service`;
+  if (HOP_BY_HOP.has(name) || name.startsWith('proxy-')) return `"${name}" describes the connection, not the request (hop-by-hop), and cannot be sent as an extra header`;
+  return null;
 }
 
 /**

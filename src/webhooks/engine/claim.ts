@@ -45,7 +45,7 @@ const SEND_WITH = `SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.eve
  * pending, whether due, retrying later or in another worker's hands. Rows without a key, every row
  * of an endpoint that does not order, stop at the first test and never run the sub-select; the
  * sub-select is one probe of the partial index webhook_deliveries_ordering, which holds pending
- * ordered rows only. "Older" is by creation time, then id; the row that goes first is the oldest.
+ * ordered rows only. "Older" is by ordering_seq, the order in which the rows were written.
  * A final status is never left again (a replay is a new row), so no claim can see the older row
  * finished while it is not: at worst it sees it pending a moment longer and leaves the row for the
  * next claim.
@@ -53,7 +53,7 @@ const SEND_WITH = `SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.eve
 const IN_ORDER = `(p.ordering_key IS NULL OR NOT EXISTS (
              SELECT 1 FROM webhook_deliveries o
               WHERE o.endpoint_id = p.endpoint_id AND o.ordering_key = p.ordering_key AND o.ordering_key IS NOT NULL
-                AND o.status = 'pending' AND (o.created_at, o.id) < (p.created_at, p.id)))`;
+                AND o.status = 'pending' AND o.ordering_seq < p.ordering_seq))`;
 
 /**
  * Takes up to `limit` due rows by lease, in one statement. SKIP LOCKED lets any number of workers
