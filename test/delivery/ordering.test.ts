@@ -171,3 +171,54 @@ describe('ordering by subject', () => {
     expect((await deliveriesOf(t, endpointId)).find((d) => d.id === replayId)!.status).toBe('success');
   });
 });
+
+describe('ordering by subject with a running worker', () => {
+  let t: TestApp;
+  let ordered: Receiver;
+  let unordered: Receiver;
+  let worker: DeliveryWorker;
+  beforeAll(async () => {
+    // The system clock, a retry an hour away: within this test a failed delivery stays failing.
+    t = await startTestApp({ config: { allowPrivateTargets: true, retryScheduleMs: [3_600_000] } });
+    ordered = await startReceiver((request) => (JSON.parse(request.body).type === 'product.created' ? { status: 500 } : { status: 200 }));
+    unordered = await startReceiver();
+    worker = new DeliveryWorker(t.ctx, {
+      onError: (error, during) => {
+        throw new Error(`worker ${during} failed: ${(error as Error).message}`);
+      },
+    });
+    await worker.start();
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await ordered?.close();
+    await unordered?.close();
+    await t?.close();
+  });
+
+  it('never hands a new delivery of a waiting subject straight to the worker', async () => {
+    const key = t.demo.workspaces[0].apiKey;
+    for (const [receiver, ordering] of [
+      [ordered, 'subject'],
+      [unordered, 'none'],
+    ] as const) {
+      const res = await t.call(key, 'POST', '/v1/webhooks/endpoints', { url: receiver.url, subscribedEvents: ['product.*'], ordering });
+      expect(res.statusCode).toBe(201);
+    }
+    const x = await createProduct(t, 'Handed');
+    await ordered.waitFor(1);
+    await unordered.waitFor(1);
+    // The update's two deliveries are written by one statement, which may hand them to the worker:
+    // the unordered one goes, the ordered one waits behind the failed creation.
+    expect((await t.call(key, 'PATCH', `/v1/products/${x}`, { name: 'Handed, renamed' })).statusCode).toBe(200);
+    await unordered.waitFor(2);
+    // Had the ordered one been handed over, it would have gone out beside the unordered one.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(ordered.requests.map((r) => JSON.parse(r.body).type)).toEqual(['product.created']);
+    const [waiting] = await t.ctx.db.query<{ status: string; attempt: number }>(
+      `SELECT d.status, d.attempt FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE e.ordering = 'subject' AND d.event_type = 'product.updated'`,
+    );
+    expect(waiting).toEqual({ status: 'pending', attempt: 0 });
+  });
+});
