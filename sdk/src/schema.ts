@@ -1510,6 +1510,12 @@ export interface components {
             /** @description False while paused or auto-disabled: events then get disabled delivery rows and no request. */
             active: boolean;
             rateLimit: number | null;
+            /** @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]". */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
+            ordering: "none" | "subject";
             disabledReason: ("manual" | "auto") | null;
             /** Format: date-time */
             createdAt: string;
@@ -4570,6 +4576,11 @@ export interface operations {
                     subscribedEvents: string[];
                     description?: string | null;
                     rateLimit?: number | null;
+                    headers?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
+                    ordering?: "none" | "subject";
                 };
             };
         };
@@ -4596,6 +4607,12 @@ export interface operations {
                         /** @description False while paused or auto-disabled: events then get disabled delivery rows and no request. */
                         active: boolean;
                         rateLimit: number | null;
+                        /** @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]". */
+                        headers: {
+                            [key: string]: string;
+                        };
+                        /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
+                        ordering: "none" | "subject";
                         disabledReason: ("manual" | "auto") | null;
                         /** Format: date-time */
                         createdAt: string;
@@ -5059,7 +5076,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change; null clears description and rateLimit. */
+        /** @description Fields to change; null clears description, rateLimit and headers. */
         requestBody: {
             content: {
                 "application/json": {
@@ -5069,6 +5086,11 @@ export interface operations {
                     subscribedEvents?: string[];
                     description?: string | null;
                     rateLimit?: number | null;
+                    headers?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
+                    ordering?: "none" | "subject";
                     /** @description false pauses (pending deliveries become disabled); true re-enables and resets the failure count. */
                     active?: boolean;
                 };
@@ -8399,6 +8421,11 @@ export interface operations {
                     subscribedEvents: string[];
                     description?: string | null;
                     rateLimit?: number | null;
+                    headers?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
+                    ordering?: "none" | "subject";
                 };
             };
         };
@@ -8425,6 +8452,12 @@ export interface operations {
                         /** @description False while paused or auto-disabled: events then get disabled delivery rows and no request. */
                         active: boolean;
                         rateLimit: number | null;
+                        /** @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]". */
+                        headers: {
+                            [key: string]: string;
+                        };
+                        /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
+                        ordering: "none" | "subject";
                         disabledReason: ("manual" | "auto") | null;
                         /** Format: date-time */
                         createdAt: string;
@@ -8917,7 +8950,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change; null clears description and rateLimit. */
+        /** @description Fields to change; null clears description, rateLimit and headers. */
         requestBody: {
             content: {
                 "application/json": {
@@ -8927,6 +8960,11 @@ export interface operations {
                     subscribedEvents?: string[];
                     description?: string | null;
                     rateLimit?: number | null;
+                    headers?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
+                    ordering?: "none" | "subject";
                     /** @description false pauses (pending deliveries become disabled); true re-enables and resets the failure count. */
                     active?: boolean;
                 };
