@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { apiRead } from './api-read.mjs';
 import { deepPage } from './deep-page.mjs';
-import { delivery } from './delivery.mjs';
+import { delivery, orderedDelivery } from './delivery.mjs';
 import { fleet } from './fleet.mjs';
 import { ingest } from './ingest.mjs';
 import { latency } from './latency.mjs';
@@ -67,6 +67,7 @@ const SCENARIOS = [
   ['postgres', apiRead],
   ['postgres', ingest],
   ['postgres', delivery],
+  ['postgres', orderedDelivery],
   ['postgres', latency],
   ['postgres', noisyNeighbour],
   ['postgres', fleet],
@@ -74,6 +75,7 @@ const SCENARIOS = [
   ['postgres', stream],
   ['pglite', apiRead],
   ['pglite', delivery],
+  ['pglite', orderedDelivery],
 ].filter(([, scenario]) => !only || only.includes(scenario.name));
 
 const results = [];
