@@ -21,6 +21,13 @@ const CONCURRENCY = 64;
 const WARM_UP = 5_000;
 
 /**
+ * The service stores times to the millisecond, and an outcome is written only while its row still
+ * holds the due time it was taken with (a Date, milliseconds): a due time seeded with now()'s
+ * microseconds matched no outcome, so every row was sent again and again and a drain never ended.
+ */
+const NOW = `date_trunc('milliseconds', now())`;
+
+/**
  * `count` pending deliveries (and their events), numbered from `from` so that rounds do not collide.
  * With `ordered`, each is written as the fan-out writes it for an endpoint with ordering "subject":
  * its event's subject as ordering key (one delivery per subject) and its place from the sequence.
@@ -30,13 +37,13 @@ async function seedDeliveries(db, workspaceId, endpointId, from, count, ordered 
     `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
      SELECT '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), $1, 'product.created', 'product', '${PRD_IDS}' || lpad(to_hex(g), 16, '0'),
             '{"id":"${EVT_IDS}' || lpad(to_hex(g), 16, '0') || '","type":"product.created","created":"2026-01-01T00:00:00.000Z","subject":{"id":"${PRD_IDS}' || lpad(to_hex(g), 16, '0') || '","type":"product","url":"/v1/products/${PRD_IDS}' || lpad(to_hex(g), 16, '0') || '"}}',
-            now()
+            date_trunc('milliseconds', now())
        FROM generate_series($2::int, $3::int) AS g`,
     [workspaceId, from, from + count - 1],
   );
   await db.query(
     `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at, ordering_key, ordering_seq)
-     SELECT '${WHD_IDS}' || lpad(to_hex(g), 16, '0'), $1, $2, '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), 'product.created', 'pending', 0, now(), now(),
+     SELECT '${WHD_IDS}' || lpad(to_hex(g), 16, '0'), $1, $2, '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), 'product.created', 'pending', 0, ${NOW}, ${NOW},
             ${ordered ? `'${PRD_IDS}' || lpad(to_hex(g), 16, '0'), nextval('webhook_deliveries_ordering_seq')` : 'NULL, NULL'}
        FROM generate_series($3::int, $4::int) AS g`,
     [workspaceId, endpointId, from, from + count - 1],
@@ -214,6 +221,7 @@ export async function orderedDelivery(target, seeded, { deliveries: count, round
   const unordered = await endpoint('none');
   const ordered = await endpoint('subject');
   const runs = [];
+  let rss = 0;
   if (target.engine === 'postgres') {
     const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY), SVC_POLL_INTERVAL: '1h' });
     const wake = () => seeded.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', 'bench')`);
@@ -234,6 +242,7 @@ export async function orderedDelivery(target, seeded, { deliveries: count, round
         runs.push({ plain, inOrder, ratio: inOrder.rate / plain.rate });
       }
     } finally {
+      rss = service.peakRssMb();
       await service.stop();
     }
   } else {
@@ -246,6 +255,7 @@ export async function orderedDelivery(target, seeded, { deliveries: count, round
       try {
         return await drain(service, receiver, count, async () => {}, async () => (await pendingLeft(service, seeded.apiKey)) > 0);
       } finally {
+        rss = Math.max(rss, service.peakRssMb());
         await service.stop();
         db = await openPglite(target.dataDir + '/pglite');
         seeded.db = db;
@@ -274,6 +284,7 @@ export async function orderedDelivery(target, seeded, { deliveries: count, round
     ratio: round(ratio, 3),
     target: '(informative)',
     pass: true,
+    peakRssMb: rss,
     rounds: runs.map((r) => ({ rate: round(r.inOrder.rate, 0), ceiling: round(r.plain.rate, 0), ratio: round(r.ratio, 3) })),
   };
 }
