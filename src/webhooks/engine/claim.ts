@@ -40,7 +40,7 @@ const SEND_WITH = `SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.eve
        LEFT JOIN LATERAL (SELECT body FROM events WHERE id = c.event_id AND c.payload IS NULL LIMIT 1) ev ON true`;
 
 /**
- * The ordering guard of a claim, on the candidate row `p`: a row with an ordering key (its endpoint
+ * The ordering guard of a claim, on the candidate row named `row`: a row with an ordering key (its endpoint
  * orders by subject, fanout.ts) waits while an older delivery of its endpoint and subject is still
  * pending, whether due, retrying later or in another worker's hands. Rows without a key, every row
  * of an endpoint that does not order, stop at the first test and never run the sub-select; the
@@ -50,10 +50,10 @@ const SEND_WITH = `SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.eve
  * finished while it is not: at worst it sees it pending a moment longer and leaves the row for the
  * next claim.
  */
-const IN_ORDER = `(p.ordering_key IS NULL OR NOT EXISTS (
+const inOrder = (row: string) => `(${row}.ordering_key IS NULL OR NOT EXISTS (
              SELECT 1 FROM webhook_deliveries o
-              WHERE o.endpoint_id = p.endpoint_id AND o.ordering_key = p.ordering_key AND o.ordering_key IS NOT NULL
-                AND o.status = 'pending' AND o.ordering_seq < p.ordering_seq))`;
+              WHERE o.endpoint_id = ${row}.endpoint_id AND o.ordering_key = ${row}.ordering_key AND o.ordering_key IS NOT NULL
+                AND o.status = 'pending' AND o.ordering_seq < ${row}.ordering_seq))`;
 
 /**
  * Takes up to `limit` due rows by lease, in one statement. SKIP LOCKED lets any number of workers
@@ -69,7 +69,7 @@ export async function claimByLease(q: Queryable, now: Date, leaseMs: number, lim
        UPDATE webhook_deliveries d SET next_attempt_at = $2
         WHERE d.id = ANY (ARRAY(
           SELECT id FROM webhook_deliveries p
-           WHERE status = 'pending' AND next_attempt_at <= $1 AND ${IN_ORDER}
+           WHERE status = 'pending' AND next_attempt_at <= $1 AND ${inOrder('p')}
            ORDER BY next_attempt_at
            LIMIT $3
            FOR UPDATE SKIP LOCKED))
@@ -91,8 +91,8 @@ export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit
   const rows = await tx.query<ClaimRow>(
     `WITH c AS MATERIALIZED (
        SELECT id, workspace_id, endpoint_id, event_id, event_type, payload, attempt, next_attempt_at AS due
-         FROM webhook_deliveries p
-        WHERE status = 'pending' AND next_attempt_at <= $1 AND ${IN_ORDER}
+         FROM webhook_deliveries d
+        WHERE status = 'pending' AND next_attempt_at <= $1 AND ${inOrder('d')}
         ORDER BY next_attempt_at
         LIMIT $2
         FOR UPDATE SKIP LOCKED
