@@ -7,6 +7,7 @@ import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
 import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/wakeups.js';
+import { openPglite } from '../dist/db/pglite.js';
 import { cpuSeconds, idleSeconds, median, postgresCpuSeconds, ratiosByRound, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
 
@@ -20,21 +21,30 @@ const CONCURRENCY = 64;
 const WARM_UP = 5_000;
 
 /**
- * `count` pending deliveries (and their events), numbered from `from` so that rounds do not collide;
- * due in whole milliseconds, as the service writes them.
+ * The service stores times to the millisecond, and an outcome is written only while its row still
+ * holds the due time it was taken with (a Date, milliseconds): a due time seeded with now()'s
+ * microseconds matched no outcome, so every row was sent again and again and a drain never ended.
  */
-async function seedDeliveries(db, workspaceId, endpointId, from, count) {
+const NOW = `date_trunc('milliseconds', now())`;
+
+/**
+ * `count` pending deliveries (and their events), numbered from `from` so that rounds do not collide.
+ * With `ordered`, each is written as the fan-out writes it for an endpoint with ordering "subject":
+ * its event's subject as ordering key (one delivery per subject) and its place from the sequence.
+ */
+async function seedDeliveries(db, workspaceId, endpointId, from, count, ordered = false) {
   await db.query(
     `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
      SELECT '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), $1, 'product.created', 'product', '${PRD_IDS}' || lpad(to_hex(g), 16, '0'),
             '{"id":"${EVT_IDS}' || lpad(to_hex(g), 16, '0') || '","type":"product.created","created":"2026-01-01T00:00:00.000Z","subject":{"id":"${PRD_IDS}' || lpad(to_hex(g), 16, '0') || '","type":"product","url":"/v1/products/${PRD_IDS}' || lpad(to_hex(g), 16, '0') || '"}}',
-            now()
+            date_trunc('milliseconds', now())
        FROM generate_series($2::int, $3::int) AS g`,
     [workspaceId, from, from + count - 1],
   );
   await db.query(
-    `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
-     SELECT '${WHD_IDS}' || lpad(to_hex(g), 16, '0'), $1, $2, '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), 'product.created', 'pending', 0, date_trunc('milliseconds', now()), date_trunc('milliseconds', now())
+    `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at, ordering_key, ordering_seq)
+     SELECT '${WHD_IDS}' || lpad(to_hex(g), 16, '0'), $1, $2, '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), 'product.created', 'pending', 0, ${NOW}, ${NOW},
+            ${ordered ? `'${PRD_IDS}' || lpad(to_hex(g), 16, '0'), nextval('webhook_deliveries_ordering_seq')` : 'NULL, NULL'}
        FROM generate_series($3::int, $4::int) AS g`,
     [workspaceId, endpointId, from, from + count - 1],
   );
@@ -193,5 +203,88 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
     pass: target.engine === 'postgres' ? ratio >= 0.4 : true,
     peakRssMb: rss,
     rounds: runs.map((r) => ({ rate: round(r.rate, 0), ceiling: round(r.ceiling, 0), ratio: round(r.ratio, 3) })),
+  };
+}
+
+/**
+ * What ordering by subject costs: the delivery scenario's drain for an endpoint with ordering
+ * "subject" (one delivery per subject, so nothing waits and only the claim's check is measured),
+ * beside the same drain for an endpoint without ordering, in the same service. On PostgreSQL the
+ * two alternate within each round; on PGlite each is one round from a cold start. The ratio is
+ * ordered / unordered; 1 means ordering costs nothing.
+ */
+export async function orderedDelivery(target, seeded, { deliveries: count, rounds }) {
+  const receiver = await startReceiver();
+  const box = new SecretBox(Buffer.from(MASTER_KEY, 'hex'));
+  const endpoint = async (ordering) =>
+    (await createEndpoint(seeded.db, box, { workspaceId: seeded.workspaceId, url: receiver.url, subscribedEvents: ['product.*'], ordering }, new Date())).row;
+  const unordered = await endpoint('none');
+  const ordered = await endpoint('subject');
+  const runs = [];
+  let rss = 0;
+  if (target.engine === 'postgres') {
+    const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY), SVC_POLL_INTERVAL: '1h' });
+    const wake = () => seeded.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', 'bench')`);
+    const pending = async () => (await seeded.db.query(`SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1`)).length > 0;
+    const measure = async (ep, from, isOrdered) => {
+      await seeded.db.query('TRUNCATE webhook_deliveries');
+      await seedDeliveries(seeded.db, seeded.workspaceId, ep.id, from, count, isOrdered);
+      await seeded.db.query('ANALYZE webhook_deliveries, events');
+      await settle(seeded.db);
+      return drain(service, receiver, count, wake, pending);
+    };
+    try {
+      await seedDeliveries(seeded.db, seeded.workspaceId, unordered.id, 2 * rounds * count + 1, WARM_UP);
+      await drain(service, receiver, WARM_UP, wake, pending);
+      for (let i = 0; i < rounds; i++) {
+        const plain = await measure(unordered, 2 * i * count + 1, false);
+        const inOrder = await measure(ordered, (2 * i + 1) * count + 1, true);
+        runs.push({ plain, inOrder, ratio: inOrder.rate / plain.rate });
+      }
+    } finally {
+      rss = service.peakRssMb();
+      await service.stop();
+    }
+  } else {
+    // The service holds PGlite's only connection: seed, start, drain, stop; then the same, ordered.
+    let db = seeded.db;
+    const measure = async (ep, from, isOrdered) => {
+      await seedDeliveries(db, seeded.workspaceId, ep.id, from, count, isOrdered);
+      await db.close();
+      const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY) });
+      try {
+        return await drain(service, receiver, count, async () => {}, async () => (await pendingLeft(service, seeded.apiKey)) > 0);
+      } finally {
+        rss = Math.max(rss, service.peakRssMb());
+        await service.stop();
+        db = await openPglite(target.dataDir + '/pglite');
+        seeded.db = db;
+      }
+    };
+    const plain = await measure(unordered, 1, false);
+    const inOrder = await measure(ordered, count + 1, true);
+    runs.push({ plain, inOrder, ratio: inOrder.rate / plain.rate });
+  }
+  await receiver.stop();
+  const ratio = median(runs.map((r) => r.ratio));
+  const cpu = (side) => round(median(runs.map((r) => r[side].serviceCpuUs)), 0);
+  const pg = (side) => (target.engine === 'postgres' ? `, PostgreSQL ${round(median(runs.map((r) => r[side].postgresCpuUs)), 0)} µs` : '');
+  return {
+    name: `Delivery throughput with ordering "subject" (${count.toLocaleString('en')} pending deliveries, one per subject, concurrency ${CONCURRENCY})`,
+    value: round(median(runs.map((r) => r.inOrder.rate)), 0),
+    unit: 'deliveries/s',
+    baseline: round(median(runs.map((r) => r.plain.rate)), 0),
+    baselineName: 'the same drain, ordering "none"',
+    extra: [
+      `CPU per delivery: ordered service ${cpu('inOrder')} µs${pg('inOrder')}; unordered service ${cpu('plain')} µs${pg('plain')}`,
+      runs.length > 1 ? `ratios by round ${runs.map((r) => round(r.ratio, 3)).join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join('; '),
+    ratio: round(ratio, 3),
+    target: '(informative)',
+    pass: true,
+    peakRssMb: rss,
+    rounds: runs.map((r) => ({ rate: round(r.inOrder.rate, 0), ceiling: round(r.plain.rate, 0), ratio: round(r.ratio, 3) })),
   };
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { apiRead } from './api-read.mjs';
 import { deepPage } from './deep-page.mjs';
-import { delivery } from './delivery.mjs';
+import { delivery, orderedDelivery } from './delivery.mjs';
 import { fleet } from './fleet.mjs';
 import { ingest } from './ingest.mjs';
 import { latency } from './latency.mjs';
@@ -69,6 +69,7 @@ const SCENARIOS = [
   ['postgres', apiRead],
   ['postgres', ingest],
   ['postgres', delivery],
+  ['postgres', orderedDelivery],
   ['postgres', latency],
   ['postgres', noisyNeighbour],
   ['postgres', fleet],
@@ -77,6 +78,7 @@ const SCENARIOS = [
   ['pglite', apiReadMixed],
   ['pglite', apiRead],
   ['pglite', delivery],
+  ['pglite', orderedDelivery],
 ].filter(([, scenario]) => !only || only.includes(scenario.name));
 
 const results = [];

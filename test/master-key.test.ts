@@ -6,6 +6,7 @@ import { SecretBox } from '../src/lib/secretbox.js';
 import { findResponse, keyScope, saveResponse } from '../src/idempotency/store.js';
 import { keyMatches, rotateMasterKey, verifyMasterKey } from '../src/ops/master-key.js';
 import { createEndpoint, rotateSecret, signingSecrets } from '../src/webhooks/endpoints/store.js';
+import { openHeaders } from '../src/webhooks/endpoints/headers.js';
 import { openTestDb, type TestDb } from './helpers/db.js';
 
 /** Issue 22 item 3: a check value at first start, a wrong key refused, rotation in one transaction. */
@@ -15,16 +16,21 @@ describe('master key', () => {
   const now = new Date('2026-03-01T12:00:00.000Z');
   const box = () => new SecretBox(randomBytes(32));
   const sealed = async () =>
-    testDb.db.query<{ id: string; secret_enc: string; previous_secret_enc: string | null; previous_secret_expires_at: Date | null }>(
-      'SELECT id, secret_enc, previous_secret_enc, previous_secret_expires_at FROM webhook_endpoints ORDER BY id',
+    testDb.db.query<{ id: string; secret_enc: string; previous_secret_enc: string | null; previous_secret_expires_at: Date | null; headers_enc: string | null }>(
+      'SELECT id, secret_enc, previous_secret_enc, previous_secret_expires_at, headers_enc FROM webhook_endpoints ORDER BY id',
     );
   const checkRows = async () => testDb.db.query<{ check_value: string; rotated_at: Date | null }>('SELECT check_value, rotated_at FROM master_key_check');
 
-  /** Two endpoints sealed under `current`, the second rotated once so it has a previous secret too; their secrets in clear. */
+  /** Extra request headers of the first endpoint, sealed like its secret. */
+  const HEADERS = { authorization: 'Bearer receiver-credential-1', 'x-tenant': 'acme' };
+
+  /**
+   * Two endpoints sealed under `current`, the first with extra headers, the second rotated once so it
+   * has a previous secret too; their secrets in clear.
+   */
   async function endpoints(current: SecretBox): Promise<string[][]> {
-    for (const url of ['https://a.example.com/in', 'https://b.example.com/in']) {
-      await createEndpoint(testDb.db, current, { workspaceId, url, subscribedEvents: ['product.*'] }, now);
-    }
+    await createEndpoint(testDb.db, current, { workspaceId, url: 'https://a.example.com/in', subscribedEvents: ['product.*'], headers: HEADERS }, now);
+    await createEndpoint(testDb.db, current, { workspaceId, url: 'https://b.example.com/in', subscribedEvents: ['product.*'] }, now);
     const [, second] = await sealed();
     await rotateSecret(testDb.db, current, workspaceId, second.id, now);
     return (await sealed()).map((row) => signingSecrets(current, row, now));
@@ -62,7 +68,7 @@ describe('master key', () => {
     expect(await checkRows()).toHaveLength(1);
   });
 
-  it('re-encrypts every secret and previous secret, and the check value, in one transaction', async () => {
+  it('re-encrypts every secret, previous secret and header set, and the check value, in one transaction', async () => {
     const current = box();
     await verifyMasterKey(testDb.db, current, 'SVC_MASTER_KEY', now);
     const secrets = await endpoints(current);
@@ -76,7 +82,12 @@ describe('master key', () => {
     const next = box();
     const later = new Date(now.getTime() + 60_000);
     expect(await rotateMasterKey(testDb.db, current, next, later)).toEqual({
-      reencrypted: { 'webhook_endpoints.secret_enc': 2, 'webhook_endpoints.previous_secret_enc': 1, 'idempotency_keys.response_enc': 1 },
+      reencrypted: {
+        'webhook_endpoints.secret_enc': 2,
+        'webhook_endpoints.previous_secret_enc': 1,
+        'webhook_endpoints.headers_enc': 1,
+        'idempotency_keys.response_enc': 1,
+      },
     });
     expect(await findResponse(testDb.db, next, scope, 'k', new Date(0))).toEqual(response);
     await expect(findResponse(testDb.db, current, scope, 'k', new Date(0))).rejects.toThrow();
@@ -85,6 +96,10 @@ describe('master key', () => {
     expect(after.map((row) => signingSecrets(next, row, now))).toEqual(secrets);
     after.forEach((row, i) => expect(row.secret_enc).not.toBe(before[i].secret_enc));
     expect(() => signingSecrets(current, after[0], now)).toThrow();
+    const withHeaders = after.find((row) => row.headers_enc !== null)!;
+    expect(withHeaders.headers_enc).not.toBe(before.find((row) => row.id === withHeaders.id)!.headers_enc);
+    expect(openHeaders(next, withHeaders.headers_enc)).toEqual(HEADERS);
+    expect(() => openHeaders(current, withHeaders.headers_enc)).toThrow();
     expect(await keyMatches(testDb.db, next, later)).toBe(true);
     expect(await keyMatches(testDb.db, current, later)).toBe(false);
     expect((await checkRows())[0].rotated_at).toEqual(later);

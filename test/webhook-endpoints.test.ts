@@ -42,6 +42,8 @@ describe('webhook endpoints', () => {
       active: true,
       disabledReason: null,
       rateLimit: null,
+      headers: {},
+      ordering: 'none',
       createdAt: clock.now().toISOString(),
       updatedAt: clock.now().toISOString(),
       secret: expect.stringMatching(SECRET),

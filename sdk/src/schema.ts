@@ -1612,6 +1612,12 @@ export interface components {
             /** @description False while paused or auto-disabled: events then get disabled delivery rows and no request. */
             active: boolean;
             rateLimit: number | null;
+            /** @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]". */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
+            ordering: "none" | "subject";
             disabledReason: ("manual" | "auto") | null;
             /** Format: date-time */
             createdAt: string;
@@ -4704,6 +4710,11 @@ export interface operations {
                     subscribedEvents: string[];
                     description?: string | null;
                     rateLimit?: number | null;
+                    headers?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
+                    ordering?: "none" | "subject";
                 };
             };
         };
@@ -4730,6 +4741,12 @@ export interface operations {
                         /** @description False while paused or auto-disabled: events then get disabled delivery rows and no request. */
                         active: boolean;
                         rateLimit: number | null;
+                        /** @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]". */
+                        headers: {
+                            [key: string]: string;
+                        };
+                        /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
+                        ordering: "none" | "subject";
                         disabledReason: ("manual" | "auto") | null;
                         /** Format: date-time */
                         createdAt: string;
@@ -5193,7 +5210,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change; null clears description and rateLimit. */
+        /** @description Fields to change; null clears description, rateLimit and headers. */
         requestBody: {
             content: {
                 "application/json": {
@@ -5203,6 +5220,11 @@ export interface operations {
                     subscribedEvents?: string[];
                     description?: string | null;
                     rateLimit?: number | null;
+                    headers?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
+                    ordering?: "none" | "subject";
                     /** @description false pauses (pending deliveries become disabled); true re-enables and resets the failure count. */
                     active?: boolean;
                 };
@@ -8950,6 +8972,11 @@ export interface operations {
                     subscribedEvents: string[];
                     description?: string | null;
                     rateLimit?: number | null;
+                    headers?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
+                    ordering?: "none" | "subject";
                 };
             };
         };
@@ -8976,6 +9003,12 @@ export interface operations {
                         /** @description False while paused or auto-disabled: events then get disabled delivery rows and no request. */
                         active: boolean;
                         rateLimit: number | null;
+                        /** @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]". */
+                        headers: {
+                            [key: string]: string;
+                        };
+                        /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
+                        ordering: "none" | "subject";
                         disabledReason: ("manual" | "auto") | null;
                         /** Format: date-time */
                         createdAt: string;
@@ -9468,7 +9501,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change; null clears description and rateLimit. */
+        /** @description Fields to change; null clears description, rateLimit and headers. */
         requestBody: {
             content: {
                 "application/json": {
@@ -9478,6 +9511,11 @@ export interface operations {
                     subscribedEvents?: string[];
                     description?: string | null;
                     rateLimit?: number | null;
+                    headers?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
+                    ordering?: "none" | "subject";
                     /** @description false pauses (pending deliveries become disabled); true re-enables and resets the failure count. */
                     active?: boolean;
                 };

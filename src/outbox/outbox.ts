@@ -6,7 +6,7 @@ import { toIso } from '../lib/iso.js';
 import { DELIVERY_CHANNEL } from '../webhooks/engine/wakeups.js';
 import { EVENT_CHANNEL, eventWakePayload } from '../events/channel.js';
 import type { EventWakeups } from './event-wakeups.js';
-import { fanOut, fanOutCtes, fanOutValues, handOffValues, singleEvent } from './fanout.js';
+import { ORDERING_SEQ, fanOut, fanOutCtes, fanOutValues, handOffValues, singleEvent } from './fanout.js';
 import type { InFlightWrites } from './in-flight.js';
 import type { DeliveryNotifier, FanOutResult, HandOff } from './notifier.js';
 
@@ -61,6 +61,8 @@ export interface DirectDelivery {
   eventType: string;
   payload: string;
   replayOf: string | null;
+  /** The subject id when the endpoint orders by subject (ordering_key, fanout.ts); null or absent otherwise. */
+  orderingKey?: string | null;
 }
 
 /**
@@ -71,10 +73,11 @@ export async function enqueueDeliveries(q: Queryable, deliveries: DirectDelivery
   if (deliveries.length === 0) return [];
   const ids = deliveries.map(() => newId('whd', now));
   await q.query(
-    `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of, status, attempt, next_attempt_at, created_at)
-     SELECT d.id, d.workspace_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.replay_of, 'pending', 0, $8, $8
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-         AS d (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of)`,
+    `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of, ordering_key, ordering_seq, status,
+                                     attempt, next_attempt_at, created_at)
+     SELECT t.id, t.workspace_id, t.endpoint_id, t.event_id, t.event_type, t.payload, t.replay_of, t.ordering_key, ${ORDERING_SEQ}, 'pending', 0, $8, $8
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $9::text[])
+         AS t (id, workspace_id, endpoint_id, event_id, event_type, payload, replay_of, ordering_key)`,
     [
       ids,
       deliveries.map((d) => d.workspaceId),
@@ -84,6 +87,7 @@ export async function enqueueDeliveries(q: Queryable, deliveries: DirectDelivery
       deliveries.map((d) => d.payload),
       deliveries.map((d) => d.replayOf),
       now,
+      deliveries.map((d) => d.orderingKey ?? null),
     ],
   );
   await q.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', '')`);
@@ -169,7 +173,7 @@ function changeManyStatement(batch: Batch<unknown>, standalone: boolean): string
      logged AS (
        ${INSERT_EVENT}
        SELECT event_id, workspace_id, event_type, subject_type, subject_id, event_body, at FROM input
-     ), ${fanOutCtes(`(SELECT workspace_id, event_id, event_type, at, delivery_prefix, patterns${lease} FROM input)`, !standalone, standalone)}
+     ), ${fanOutCtes(`(SELECT workspace_id, event_id, event_type, at, delivery_prefix, patterns, subject_id${lease} FROM input)`, !standalone, standalone)}
      SELECT mutated.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT row_to_json(fanout) FROM fanout) END AS fanout FROM mutated`;
 }
 

@@ -111,7 +111,7 @@ export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mou
         const endpoint = await lockEndpoint(q, workspaceId, original.endpoint_id);
         if (!endpoint) throw notFound('webhook delivery');
         if (endpoint.deleted_at || !endpoint.active) throw endpointInactive(endpoint);
-        const [id] = await queueReplays(q, workspaceId, endpoint.id, [{ id: original.id, event_type: original.event_type, body: original.body }], now);
+        const [id] = await queueReplays(q, workspaceId, endpoint, [{ id: original.id, event_type: original.event_type, body: original.body }], now);
         return { id, endpointId: endpoint.id };
       });
       return reply.status(201).send({ delivery: replayed });

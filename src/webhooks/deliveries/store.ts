@@ -104,6 +104,19 @@ export async function disablePendingDeliveries(q: Queryable, endpointId: string)
   return rows.length;
 }
 
+/**
+ * An endpoint that stops ordering by subject: its pending deliveries no longer wait for each other
+ * (the claim checks only rows with an ordering key, claim.ts).
+ */
+export async function unorderPendingDeliveries(q: Queryable, endpointId: string): Promise<number> {
+  const rows = await q.query(
+    `UPDATE webhook_deliveries SET ordering_key = NULL
+      WHERE endpoint_id = $1 AND status = 'pending' AND ordering_key IS NOT NULL RETURNING id`,
+    [endpointId],
+  );
+  return rows.length;
+}
+
 const iso = (d: Date | null) => (d ? toIso(d) : null);
 
 export function toListView(row: DeliveryRow) {
@@ -138,7 +151,7 @@ export function headerMap(value: unknown, hide: boolean): Record<string, string>
   return out;
 }
 
-function parseBody(body: string | null): unknown {
+export function parseBody(body: string | null): unknown {
   if (body === null) return null;
   try {
     return JSON.parse(body);
@@ -148,7 +161,7 @@ function parseBody(body: string | null): unknown {
 }
 
 /** The resource the event is about, read from the body so pings (none) and replays (a copy) agree. */
-function subjectOf(body: unknown): { id: string; type: string } | null {
+export function subjectOf(body: unknown): { id: string; type: string } | null {
   const subject = (body as { subject?: { id?: unknown; type?: unknown } } | null)?.subject;
   if (!subject || typeof subject.id !== 'string' || typeof subject.type !== 'string') return null;
   return { id: subject.id, type: subject.type };

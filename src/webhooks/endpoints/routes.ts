@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { EVENT_CATALOG } from '../../events/catalog.js';
 import { notFound } from '../../http/errors.js';
@@ -11,7 +11,8 @@ import { toIso } from '../../lib/iso.js';
 import { enqueueDeliveries } from '../../outbox/outbox.js';
 import { EndpointStats, StatsQuery, type StatsQueryInput } from '../attempts/schemas.js';
 import { endpointStats } from '../attempts/stats.js';
-import { disablePendingDeliveries } from '../deliveries/store.js';
+import { disablePendingDeliveries, unorderPendingDeliveries } from '../deliveries/store.js';
+import { checkHeaders, sealHeaders } from './headers.js';
 import {
   CreatedWebhookEndpoint,
   EndpointCreate,
@@ -32,6 +33,11 @@ const read = { scope: 'workspace', permission: 'workspace:developer:read' } as c
 const write = { scope: 'workspace', permission: 'workspace:developer:write' } as const;
 const SmallListQuery = Type.Object(PageQuery, { additionalProperties: false });
 type EndpointParams = { Params: { endpointId: string } };
+
+/** Whether the caller may change endpoints, and so see their headers' values (toView). */
+function revealsHeaders(request: FastifyRequest): boolean {
+  return request.workspace!.permissions.includes(write.permission);
+}
 
 /** An id of the wrong shape can never exist: it is a 404 like an unknown one, before any query. */
 function endpointIdOf(params: { endpointId: string }): string {
@@ -55,16 +61,18 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
       response: { 201: CreatedWebhookEndpoint },
     },
     handler: async (request, reply) => {
-      const { url, subscribedEvents, description, rateLimit } = request.body;
+      const { url, subscribedEvents, description, rateLimit, headers, ordering } = request.body;
       const input = {
         workspaceId: request.workspace!.id,
         url: checkUrl(url, ctx.config.allowPrivateTargets),
         subscribedEvents: checkSubscriptions(subscribedEvents),
         description,
         rateLimit,
+        headers: headers ? checkHeaders(headers) : null,
+        ordering,
       };
       const { row, secret } = await createEndpoint(ctx.db, ctx.secrets, input, ctx.clock.now());
-      return reply.status(201).send({ ...toView(row), secret });
+      return reply.status(201).send({ ...toView(row, ctx.secrets, true), secret });
     },
   });
 
@@ -83,7 +91,8 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
       const workspaceId = request.workspace!.id;
       const binding = { list: 'webhook-endpoints', scope: workspaceId, limit, filters: {} };
       const result = await listEndpoints(ctx.db, workspaceId, requestCursor(ctx, page, binding), limit);
-      return { data: result.rows.map(toView), ...pageUrls(ctx, request, binding, result) };
+      const reveal = revealsHeaders(request);
+      return { data: result.rows.map((row) => toView(row, ctx.secrets, reveal)), ...pageUrls(ctx, request, binding, result) };
     },
   });
 
@@ -110,7 +119,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     handler: async (request) => {
       const row = await findEndpoint(ctx.db, request.workspace!.id, endpointIdOf(request.params));
       if (!row) throw notFound('webhook endpoint');
-      return toView(row);
+      return toView(row, ctx.secrets, revealsHeaders(request));
     },
   });
 
@@ -143,22 +152,26 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     },
     handler: async (request) => {
       const id = endpointIdOf(request.params);
-      const { url, subscribedEvents, description, rateLimit, active } = request.body;
+      const { url, subscribedEvents, description, rateLimit, headers, ordering, active } = request.body;
       const changes = {
         url: url === undefined ? undefined : checkUrl(url, ctx.config.allowPrivateTargets),
         subscribedEvents: subscribedEvents === undefined ? undefined : checkSubscriptions(subscribedEvents),
         description,
         rateLimit,
+        headersEnc: headers === undefined ? undefined : sealHeaders(ctx.secrets, headers === null ? null : checkHeaders(headers)),
+        ordering,
         active,
       };
       const row = await ctx.db.tx(async (q) => {
         const updated = await updateEndpoint(q, request.workspace!.id, id, changes, ctx.clock.now());
         // Pausing stops what is already queued too, in the same transaction as the flag.
         if (updated && active === false) await disablePendingDeliveries(q, id);
+        // Turning ordering off lets what waits behind a failing delivery go at once.
+        if (updated && ordering === 'none') await unorderPendingDeliveries(q, id);
         return updated;
       });
       if (!row) throw notFound('webhook endpoint');
-      return toView(row);
+      return toView(row, ctx.secrets, true);
     },
   });
 

@@ -3,7 +3,9 @@ import { EVENT_TYPES } from '../../events/catalog.js';
 import { ApiError, validation } from '../../http/errors.js';
 import { ListOf } from '../../http/list.js';
 import { PageQuery } from '../../http/pagination.js';
+import { StringMap } from '../../http/string-map.js';
 import { subscriptionPatterns } from '../../events/patterns.js';
+import { MAX_HEADERS, MAX_HEADER_VALUE_LENGTH } from './headers.js';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -17,6 +19,14 @@ export const WebhookEndpoint = Type.Object(
     subscribedEvents: Type.Array(Type.String(), { description: 'Exact event types or prefix patterns such as product.*.' }),
     active: Type.Boolean({ description: 'False while paused or auto-disabled: events then get disabled delivery rows and no request.' }),
     rateLimit: Nullable(Type.Integer({ description: 'Deliveries per second this endpoint accepts, across every worker; null: no limit.' })),
+    headers: StringMap(Type.String(), {
+      description:
+        'Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]".',
+    }),
+    ordering: Type.Union([Type.Literal('none'), Type.Literal('subject')], {
+      description:
+        'subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject\'s events arrive in order (head-of-line blocking); none: no such wait.',
+    }),
     disabledReason: Nullable(
       Type.Union([Type.Literal('manual'), Type.Literal('auto')], {
         description: 'manual: paused with PATCH {active: false}; auto: disabled after 5 consecutive failed deliveries.',
@@ -52,10 +62,30 @@ const fields = {
       description: 'Deliveries per second at most, enforced across every worker process; null (the default) sets no limit.',
     }),
   ),
+  headers: Nullable(
+    StringMap(Type.String({ maxLength: MAX_HEADER_VALUE_LENGTH }), {
+      maxProperties: MAX_HEADERS,
+      description:
+        `Up to ${MAX_HEADERS} extra request headers sent with every delivery (e.g. a receiver's credential), encrypted at rest. Names are HTTP tokens, ` +
+        'case-insensitive (kept in lower case); webhook-*, proxy-*, content-type, content-length, host, user-agent, connection, keep-alive, ' +
+        `transfer-encoding, te, trailer, upgrade and expect are refused. Values: 1-${MAX_HEADER_VALUE_LENGTH} printable ASCII characters. ` +
+        'Replaces the whole set; null or {} clears it.',
+    }),
+  ),
+  ordering: Type.Union([Type.Literal('none'), Type.Literal('subject')], {
+    description: 'none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back.',
+  }),
 };
 
 export const EndpointCreate = Type.Object(
-  { url: fields.url, subscribedEvents: fields.subscribedEvents, description: Type.Optional(fields.description), rateLimit: Type.Optional(fields.rateLimit) },
+  {
+    url: fields.url,
+    subscribedEvents: fields.subscribedEvents,
+    description: Type.Optional(fields.description),
+    rateLimit: Type.Optional(fields.rateLimit),
+    headers: Type.Optional(fields.headers),
+    ordering: Type.Optional(fields.ordering),
+  },
   { additionalProperties: false },
 );
 
@@ -64,7 +94,7 @@ export const EndpointUpdate = Type.Partial(
     ...fields,
     active: Type.Boolean({ description: 'false pauses (pending deliveries become disabled); true re-enables and resets the failure count.' }),
   }),
-  { additionalProperties: false, minProperties: 1, description: 'Fields to change; null clears description and rateLimit.' },
+  { additionalProperties: false, minProperties: 1, description: 'Fields to change; null clears description, rateLimit and headers.' },
 );
 
 export const EndpointList = ListOf(Type.Ref('WebhookEndpoint'), 'Webhook endpoints of the workspace, newest first.');

@@ -7,6 +7,7 @@ import { shape } from '../../http/shape.js';
 import { newId } from '../../lib/ids.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import { newSigningSecret } from '../secrets.js';
+import { openHeaders, redactHeaders, sealHeaders } from './headers.js';
 import { WebhookEndpoint } from './schemas.js';
 
 export interface EndpointRow {
@@ -18,6 +19,8 @@ export interface EndpointRow {
   active: boolean;
   disabled_reason: 'manual' | 'auto' | null;
   rate_limit: number | null;
+  ordering: 'none' | 'subject';
+  headers_enc: string | null;
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
@@ -26,24 +29,43 @@ export interface EndpointRow {
   updated_at: Date;
 }
 
-/** The WebhookEndpoint schema read from its row, by the shape's rule (http/shape.ts). */
-export const endpointShape = shape(WebhookEndpoint);
+/** The WebhookEndpoint schema read from its row, by the shape's rule (http/shape.ts); `headers` are opened apart (toView). */
+export const endpointShape = shape(WebhookEndpoint, { headers: false });
 
 /** What the view shows and what sending needs, which the view never shows. */
-export const ENDPOINT_COLUMNS = `${endpointShape.columns}, workspace_id, secret_enc, previous_secret_enc, previous_secret_expires_at, consecutive_failures`;
+export const ENDPOINT_COLUMNS = `${endpointShape.columns}, workspace_id, headers_enc, secret_enc, previous_secret_enc, previous_secret_expires_at, consecutive_failures`;
 
 /** Creates an active endpoint with a fresh secret; the secret is returned in clear this once. */
 export async function createEndpoint(
   q: Queryable,
   box: SecretBox,
-  input: { workspaceId: string; url: string; subscribedEvents: string[]; description?: string | null; rateLimit?: number | null },
+  input: {
+    workspaceId: string;
+    url: string;
+    subscribedEvents: string[];
+    description?: string | null;
+    rateLimit?: number | null;
+    headers?: Record<string, string> | null;
+    ordering?: 'none' | 'subject';
+  },
   now: Date,
 ): Promise<{ row: EndpointRow; secret: string }> {
   const secret = newSigningSecret();
   const [row] = await q.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, workspace_id, url, description, subscribed_events, active, rate_limit, secret_enc, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $8) RETURNING ${ENDPOINT_COLUMNS}`,
-    [newId('whe', now), input.workspaceId, input.url, input.description ?? null, input.subscribedEvents, input.rateLimit ?? null, box.encrypt(secret), now],
+    `INSERT INTO webhook_endpoints (id, workspace_id, url, description, subscribed_events, active, rate_limit, headers_enc, ordering, secret_enc, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $9, $10, $10) RETURNING ${ENDPOINT_COLUMNS}`,
+    [
+      newId('whe', now),
+      input.workspaceId,
+      input.url,
+      input.description ?? null,
+      input.subscribedEvents,
+      input.rateLimit ?? null,
+      sealHeaders(box, input.headers ?? null),
+      input.ordering ?? 'none',
+      box.encrypt(secret),
+      now,
+    ],
   );
   return { row, secret };
 }
@@ -67,8 +89,15 @@ export function signingSecrets(box: SecretBox, row: Pick<EndpointRow, 'secret_en
 
 export type EndpointView = Static<typeof WebhookEndpoint>;
 
-/** The public shape: never any secret, sealed or not. */
-export const toView = (row: EndpointRow): EndpointView => endpointShape.view(row);
+/**
+ * The public shape: never any secret, sealed or not. The headers' values are shown only with
+ * `revealHeaders` (a credential that may change the endpoint): they are often the receiver's
+ * credentials, and a reader sees only their names.
+ */
+export function toView(row: EndpointRow, box: SecretBox, revealHeaders: boolean): EndpointView {
+  const headers = openHeaders(box, row.headers_enc);
+  return endpointShape.view(row, { headers: revealHeaders ? headers : redactHeaders(headers) });
+}
 
 export async function listEndpoints(q: Queryable, workspaceId: string, cursor: Cursor | null, limit: number): Promise<Page<EndpointRow>> {
   const where = new Where().add('workspace_id = $?', workspaceId).add('deleted_at IS NULL');
@@ -80,6 +109,9 @@ export interface EndpointChanges {
   subscribedEvents?: string[];
   description?: string | null;
   rateLimit?: number | null;
+  /** Sealed already (sealHeaders); null clears them. */
+  headersEnc?: string | null;
+  ordering?: 'none' | 'subject';
   active?: boolean;
 }
 
@@ -93,7 +125,9 @@ export async function updateEndpoint(q: Queryable, workspaceId: string, id: stri
     .field('url', changes.url)
     .field('subscribed_events', changes.subscribedEvents)
     .field('description', changes.description)
-    .field('rate_limit', changes.rateLimit);
+    .field('rate_limit', changes.rateLimit)
+    .field('headers_enc', changes.headersEnc)
+    .field('ordering', changes.ordering);
   if (changes.active === false) {
     set.add('active = false').add("disabled_reason = CASE WHEN active OR disabled_reason IS NULL THEN 'manual' ELSE disabled_reason END");
   } else if (changes.active === true) {
@@ -144,6 +178,14 @@ export async function rotateSecret(
   return rows.length === 1 ? { secret, previousSecretExpiresAt: expires } : null;
 }
 
+export interface LockedEndpoint {
+  id: string;
+  active: boolean;
+  disabled_reason: 'manual' | 'auto' | null;
+  deleted_at: Date | null;
+  ordering: 'none' | 'subject';
+}
+
 /**
  * Locks the endpoint row (deleted or not) for a transaction that enqueues to it: a concurrent pause
  * waits for this commit and then disables the row we queued, or we wait for it and see it inactive.
@@ -152,9 +194,9 @@ export async function lockEndpoint(
   q: Queryable,
   workspaceId: string,
   id: string,
-): Promise<{ id: string; active: boolean; disabled_reason: 'manual' | 'auto' | null; deleted_at: Date | null } | null> {
-  const [row] = await q.query<{ id: string; active: boolean; disabled_reason: 'manual' | 'auto' | null; deleted_at: Date | null }>(
-    'SELECT id, active, disabled_reason, deleted_at FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2 FOR UPDATE',
+): Promise<LockedEndpoint | null> {
+  const [row] = await q.query<LockedEndpoint>(
+    'SELECT id, active, disabled_reason, deleted_at, ordering FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2 FOR UPDATE',
     [id, workspaceId],
   );
   return row ?? null;

@@ -4,6 +4,7 @@ import type { SecretBox } from '../../lib/secretbox.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { signingSecrets } from '../endpoints/store.js';
 import { sign } from '../sign.js';
+import { extraHeaders, type ExtraHeaders } from './extra-headers.js';
 import type { Job, Outcome } from './job.js';
 
 export type { Outcome } from './job.js';
@@ -82,15 +83,27 @@ export async function runAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> 
 
   if (job.body === null) return failed('the event of this delivery no longer exists');
   let headers: Record<string, string>;
+  // What the delivery log keeps: the headers sent, the values of the endpoint's own ones redacted.
+  let logged: Record<string, string>;
   try {
-    headers = deliveryHeaders(signingSecrets(deps.secrets, job, attemptedAt), job.id, attemptedAt, job.body);
+    headers = logged = deliveryHeaders(signingSecrets(deps.secrets, job, attemptedAt), job.id, attemptedAt, job.body);
   } catch {
     return failed('the signing secret cannot be decrypted: check SVC_MASTER_KEY');
+  }
+  if (job.headers_enc !== null) {
+    let extra: ExtraHeaders;
+    try {
+      extra = extraHeaders(deps.secrets, job.headers_enc);
+    } catch {
+      return failed("the endpoint's headers cannot be decrypted: check SVC_MASTER_KEY");
+    }
+    headers = { ...headers, ...extra.sent };
+    logged = { ...logged, ...extra.logged };
   }
 
   deps.metrics.attemptStarted();
   const result = await deps.sender.send({ url: job.url, headers, body: job.body });
   deps.metrics.attemptFinished(result);
-  if (result.ok) return outcomeOf(job, attemptedAt, { attempted: true, status: 'success', nextAttemptAt: null, error: null }, headers, result);
-  return failed(result.error ?? `HTTP ${result.status}`, headers, result);
+  if (result.ok) return outcomeOf(job, attemptedAt, { attempted: true, status: 'success', nextAttemptAt: null, error: null }, logged, result);
+  return failed(result.error ?? `HTTP ${result.status}`, logged, result);
 }

@@ -23,6 +23,7 @@ interface ClaimRow {
   endpoint_active: boolean;
   consecutive_failures: number;
   rate_limit: number | null;
+  headers_enc: string | null;
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
@@ -37,13 +38,30 @@ interface ClaimRow {
  */
 const SEND_WITH = `SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.event_type, c.attempt, c.due,
             coalesce(c.payload, ev.body) AS body,
-            e.url, e.endpoint_active, e.consecutive_failures, e.rate_limit, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at
+            e.url, e.endpoint_active, e.consecutive_failures, e.rate_limit, e.headers_enc, e.secret_enc, e.previous_secret_enc,
+            e.previous_secret_expires_at
        FROM c
        CROSS JOIN LATERAL (
-         SELECT url, (active AND deleted_at IS NULL) AS endpoint_active, consecutive_failures, rate_limit,
+         SELECT url, (active AND deleted_at IS NULL) AS endpoint_active, consecutive_failures, rate_limit, headers_enc,
                 secret_enc, previous_secret_enc, previous_secret_expires_at
            FROM webhook_endpoints WHERE id = c.endpoint_id LIMIT 1) e
        LEFT JOIN LATERAL (SELECT body FROM events WHERE id = c.event_id AND c.payload IS NULL LIMIT 1) ev ON true`;
+
+/**
+ * The ordering guard of a claim, on the candidate row named `row`: a row with an ordering key (its endpoint
+ * orders by subject, fanout.ts) waits while an older delivery of its endpoint and subject is still
+ * pending, whether due, retrying later or in another worker's hands. Rows without a key, every row
+ * of an endpoint that does not order, stop at the first test and never run the sub-select; the
+ * sub-select is one probe of the partial index webhook_deliveries_ordering, which holds pending
+ * ordered rows only. "Older" is by ordering_seq, the order in which the rows were written.
+ * A final status is never left again (a replay is a new row), so no claim can see the older row
+ * finished while it is not: at worst it sees it pending a moment longer and leaves the row for the
+ * next claim.
+ */
+const inOrder = (row: string) => `(${row}.ordering_key IS NULL OR NOT EXISTS (
+             SELECT 1 FROM webhook_deliveries o
+              WHERE o.endpoint_id = ${row}.endpoint_id AND o.ordering_key = ${row}.ordering_key AND o.ordering_key IS NOT NULL
+                AND o.status = 'pending' AND o.ordering_seq < ${row}.ordering_seq))`;
 
 /**
  * Takes up to `limit` due rows by lease, in one statement. SKIP LOCKED lets any number of workers
@@ -58,8 +76,8 @@ export async function claimByLease(q: Queryable, now: Date, leaseMs: number, lim
     `WITH c AS (
        UPDATE webhook_deliveries d SET next_attempt_at = $2
         WHERE d.id = ANY (ARRAY(
-          SELECT id FROM webhook_deliveries
-           WHERE status = 'pending' AND next_attempt_at <= $1
+          SELECT id FROM webhook_deliveries p
+           WHERE status = 'pending' AND next_attempt_at <= $1 AND ${inOrder('p')}
            ORDER BY next_attempt_at
            LIMIT $3
            FOR UPDATE SKIP LOCKED))
@@ -82,7 +100,7 @@ export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit
     `WITH c AS MATERIALIZED (
        SELECT id, workspace_id, endpoint_id, event_id, event_type, payload, attempt, ${MARK_OF_ROW} AS due
          FROM webhook_deliveries d
-        WHERE status = 'pending' AND next_attempt_at <= $1
+        WHERE status = 'pending' AND next_attempt_at <= $1 AND ${inOrder('d')}
         ORDER BY next_attempt_at
         LIMIT $2
         FOR UPDATE SKIP LOCKED
@@ -109,6 +127,7 @@ function jobOf(r: ClaimRow, mark: Date, held: RowLock | null): Job {
     endpointActive: r.endpoint_active,
     endpointFailures: r.consecutive_failures,
     rateLimit: r.rate_limit,
+    headers_enc: r.headers_enc,
     secret_enc: r.secret_enc,
     previous_secret_enc: r.previous_secret_enc,
     previous_secret_expires_at: r.previous_secret_expires_at,

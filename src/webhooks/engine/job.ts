@@ -69,6 +69,8 @@ export interface Job {
   endpointFailures: number;
   /** Deliveries per second the endpoint accepts, across every worker; null: no limit. */
   rateLimit: number | null;
+  /** The endpoint's extra request headers, sealed; null (the common case) for none. */
+  headers_enc: string | null;
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
@@ -87,6 +89,7 @@ export interface HandedRow {
   url: string;
   consecutive_failures: number;
   rate_limit: number | null;
+  headers_enc: string | null;
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: string | null;
@@ -109,6 +112,7 @@ export function handedJob(row: HandedRow, lease: Date, body: string | null): Job
     endpointActive: true,
     endpointFailures: row.consecutive_failures,
     rateLimit: row.rate_limit,
+    headers_enc: row.headers_enc,
     secret_enc: row.secret_enc,
     previous_secret_enc: row.previous_secret_enc,
     previous_secret_expires_at: row.previous_secret_expires_at === null ? null : new Date(row.previous_secret_expires_at),

@@ -161,7 +161,7 @@ export async function runBatch(db: Db, id: string, owner: string, now: Date, lea
     );
     // A body can be gone only when retention took the event: nothing is left to send.
     const originals = rows.filter((row) => !row.covered && row.body !== null);
-    const replayed = (await queueReplays(q, recovery.workspace_id, recovery.endpoint_id, originals, now)).length;
+    const replayed = (await queueReplays(q, recovery.workspace_id, endpoint, originals, now)).length;
     const skipped = rows.length - replayed;
     const last = rows.at(-1);
     const done = rows.length < size;
