@@ -9,6 +9,7 @@ import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
 import { userOf } from './helpers/app.js';
 import { launchChromium } from './helpers/browser.js';
 import { heading, record, watch, type PageWatch } from './helpers/dashboard.js';
+import { newId } from '../src/lib/ids.js';
 import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';
 import { startLiveApp, type LiveApp } from './helpers/live.js';
 import { LogCapture } from './helpers/log.js';
@@ -164,6 +165,33 @@ describe('dashboard recovery and endpoint options in Chromium', { timeout: 180_0
     await api('POST', `/v1/webhooks/endpoints/${endpointId}/send-test-event`);
     await receiver.waitFor(before + 1);
     expect(receiver.requests.at(-1)!.headers['x-api-key']).toBe(value);
+  });
+
+  it('follows a recovery too large for one request every second until it completes', async () => {
+    const bulk = (await addEndpoint(t, `${receiver.url}/bulk`, ['webhook.ping'])).id;
+    // 600 failed deliveries written directly (more than the 500 a request recovers by itself).
+    const now = t.clock.now();
+    const ids = Array.from({ length: 600 }, () => newId('whd', now));
+    await t.ctx.db.query(
+      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempt, created_at)
+       SELECT d.id, $2, $3, 'evt_' || substr(d.id, 5), 'webhook.ping', json_build_object('seed', d.id)::text, 'failed', 2, $4
+         FROM unnest($1::text[]) AS d (id)`,
+      [ids, t.demo.workspaces[0].id, bulk, now],
+    );
+    await page.goto(at(`/endpoints/${bulk}`));
+    const recover = page.getByTestId('recover');
+    await recover.getByRole('button', { name: 'Preview' }).click();
+    await recover.getByTestId('recover-preview').getByText('600 deliveries would be sent again').waitFor();
+    await recover.getByRole('button', { name: 'Recover 600 deliveries' }).click();
+    const polled: string[] = [];
+    page.on('request', (request) => request.url().includes('/v1/webhooks/recoveries/') && polled.push(request.url()));
+    await page.getByRole('dialog').getByRole('button', { name: 'Recover', exact: true }).click();
+    const progress = recover.getByTestId('recovery-progress');
+    await progress.getByText('completed').waitFor();
+    expect(await progress.textContent()).toMatch(/600 of 600 replayed, 0 skipped/);
+    expect(polled.length).toBeGreaterThanOrEqual(1);
+    await recover.getByTestId('recoveries').getByRole('row').filter({ hasText: '600 of 600' }).waitFor();
+    expect((await api('GET', `/v1/webhooks/endpoints/${bulk}/recoveries`)).data[0]).toMatchObject({ status: 'completed', count: 600, replayed: 600 });
   });
 
   it('shows a Viewer the header names redacted and the ordering, without the recover form', async () => {

@@ -123,6 +123,7 @@ export function RecoverPanel({ endpointId, writable, onRecovered }: { endpointId
               ) : null}
             </div>
           ) : null}
+          {recovery?.status === 'running' ? <progress value={recovery.replayed + recovery.skipped} max={Math.max(recovery.count, 1)} aria-label="Recovery progress" /> : null}
           {recovery ? (
             <p role="status" data-testid="recovery-progress">
               Recovery <code>{recovery.id}</code> <Badge value={recovery.status} />: {recovery.replayed} of {recovery.count} replayed, {recovery.skipped} skipped
