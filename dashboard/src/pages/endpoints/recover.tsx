@@ -32,11 +32,11 @@ export function RecoverPanel({ endpointId, writable, onRecovered }: { endpointId
   const [recovery, setRecovery] = useState<Recovery | null>(null);
   const list = usePaged<Recovery>(client, () => client.GET('/v1/webhooks/endpoints/{endpointId}/recoveries', { params: { path: { endpointId }, query: { limit: 5 } } }), [endpointId]);
 
-  const window = (): Window => ({ since: new Date(since).toISOString(), ...(until ? { until: new Date(until).toISOString() } : {}), statuses });
+  const chosen = (): Window => ({ since: new Date(since).toISOString(), ...(until ? { until: new Date(until).toISOString() } : {}), statuses });
   const dryRun = useAction(async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     setRecovery(null);
-    const asked = window();
+    const asked = chosen();
     const answer = (await client.POST('/v1/webhooks/endpoints/{endpointId}/recover', { ...path, body: { ...asked, dryRun: true } })) as { count: number };
     setPreview({ count: answer.count, window: asked });
   });
