@@ -42,6 +42,8 @@ const TONES: Record<string, string> = {
   connecting: 'info',
   reconnecting: 'warn',
   stopped: 'bad',
+  running: 'info',
+  completed: 'good',
 };
 
 /** A short status word with a colour that matches its meaning (and the word itself, for those who do not see colour). */

@@ -12,6 +12,7 @@ import { DeliveryTable } from '../deliveries/table';
 import { EndpointForm, type EndpointFields } from './form';
 import { endpointState, STATE_HELP } from './health';
 import { HealthPanel } from './health-panel';
+import { RecoverPanel } from './recover';
 
 /** One endpoint: its state and settings, what a person can do with it, its recent deliveries. */
 export function EndpointDetail() {
@@ -130,6 +131,25 @@ export function EndpointDetail() {
             </dd>
             <dt>Rate limit</dt>
             <dd>{ep.rateLimit === null ? 'none' : `${ep.rateLimit} deliveries per second`}</dd>
+            <dt>Extra headers</dt>
+            <dd data-testid="endpoint-headers">
+              {Object.keys(ep.headers).length ? (
+                <ul className="plain">
+                  {/* Values are not shown, to writers either: they are often credentials. */}
+                  {Object.keys(ep.headers).map((name) => (
+                    <li key={name}>
+                      <code>{name}</code>: <span className="muted">[redacted]</span>
+                    </li>
+                  ))}
+                </ul>
+              ) : (
+                <span className="muted">none</span>
+              )}
+            </dd>
+            <dt>Ordering</dt>
+            <dd data-testid="endpoint-ordering">
+              {ep.ordering === 'subject' ? "by subject: one subject's deliveries are sent one at a time, oldest first (a failing one holds back the later ones of its subject)" : 'none: deliveries are independent'}
+            </dd>
             <dt>Disabled reason</dt>
             <dd>{ep.disabledReason ?? <span className="muted">—</span>}</dd>
             <dt>Created</dt>
@@ -143,6 +163,7 @@ export function EndpointDetail() {
           </dl>
           {/* Asked again when a delivery on the first page changes (a new one, another attempt, an outcome). */}
           <HealthPanel endpointId={endpointId} refresh={deliveries.data?.data.map((d) => `${d.id}/${d.status}/${d.attempt}`).join()} />
+          <RecoverPanel endpointId={endpointId} writable={writable} onRecovered={deliveries.reload} />
           <h2>Deliveries</h2>
           <button type="button" className="secondary outline small" onClick={deliveries.reload}>
             Refresh

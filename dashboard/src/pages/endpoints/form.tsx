@@ -8,6 +8,8 @@ export interface EndpointFields {
   description: string | null;
   subscribedEvents: string[];
   rateLimit: number | null;
+  headers: Record<string, string>;
+  ordering: 'none' | 'subject';
 }
 
 /** `product.created` → `product`: the group a type is picked in, whose `product.*` subscribes to all of it. */
@@ -58,6 +60,56 @@ function CatalogPicker({ value, onChange }: { value: string[]; onChange(next: st
   );
 }
 
+/** A header row being edited; `kept` is the stored value, sent again when the value is left empty. */
+interface HeaderRow {
+  key: number;
+  name: string;
+  value: string;
+  kept?: string;
+}
+const MAX_HEADERS = 20;
+let nextKey = 0;
+
+/**
+ * Extra request headers, up to 20. Stored values are never put back on the screen: a row of a saved
+ * header shows its name and an empty value, which keeps the stored one unless something is typed.
+ */
+function HeadersEditor({ rows, onChange }: { rows: HeaderRow[]; onChange(next: HeaderRow[]): void }) {
+  const set = (key: number, change: Partial<HeaderRow>) => onChange(rows.map((r) => (r.key === key ? { ...r, ...change } : r)));
+  return (
+    <fieldset data-testid="headers-editor">
+      <legend>Extra request headers</legend>
+      <small>Sent with every delivery, e.g. a credential your receiver asks for. Stored encrypted; values are not shown again after saving.</small>
+      {rows.map((row, i) => (
+        <div key={row.key} className="grid header-row">
+          <label>
+            Header {i + 1} name
+            <input value={row.name} required maxLength={100} autoComplete="off" spellCheck={false} placeholder="x-api-key" onChange={(e) => set(row.key, { name: e.target.value })} />
+          </label>
+          <label>
+            Header {i + 1} value
+            <input
+              type="password"
+              value={row.value}
+              required={row.kept === undefined}
+              maxLength={1000}
+              autoComplete="new-password"
+              placeholder={row.kept === undefined ? '' : 'unchanged'}
+              onChange={(e) => set(row.key, { value: e.target.value })}
+            />
+          </label>
+          <button type="button" className="secondary outline small" aria-label={`Remove header ${i + 1}`} onClick={() => onChange(rows.filter((r) => r.key !== row.key))}>
+            Remove
+          </button>
+        </div>
+      ))}
+      <button type="button" className="secondary outline small" disabled={rows.length >= MAX_HEADERS} onClick={() => onChange([...rows, { key: nextKey++, name: '', value: '' }])}>
+        Add header
+      </button>
+    </fieldset>
+  );
+}
+
 /** Create and edit share this form: URL, description, the events picked from the catalog, a rate limit. */
 export function EndpointForm({
   initial,
@@ -74,13 +126,21 @@ export function EndpointForm({
 }) {
   const [events, setEvents] = useState<string[]>(initial?.subscribedEvents ?? []);
   const [missing, setMissing] = useState(false);
+  const [headers, setHeaders] = useState<HeaderRow[]>(() => Object.entries(initial?.headers ?? {}).map(([name, kept]) => ({ key: nextKey++, name, value: '', kept })));
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     if (events.length === 0) return setMissing(true);
     const form = new FormData(event.currentTarget);
     const rate = String(form.get('rateLimit') ?? '').trim();
     const description = String(form.get('description') ?? '').trim();
-    onSubmit({ url: String(form.get('url')).trim(), description: description || null, subscribedEvents: events, rateLimit: rate ? Number(rate) : null });
+    onSubmit({
+      url: String(form.get('url')).trim(),
+      description: description || null,
+      subscribedEvents: events,
+      rateLimit: rate ? Number(rate) : null,
+      headers: Object.fromEntries(headers.map((h) => [h.name.trim().toLowerCase(), h.value || (h.kept ?? '')])),
+      ordering: form.get('ordering') === 'subject' ? 'subject' : 'none',
+    });
   };
   return (
     <form onSubmit={submit} className="endpoint-form">
@@ -108,6 +168,17 @@ export function EndpointForm({
       <label>
         Rate limit (deliveries per second, empty for none)
         <input name="rateLimit" type="number" min={1} max={100000} step={1} inputMode="numeric" defaultValue={initial?.rateLimit ?? ''} />
+      </label>
+      <HeadersEditor rows={headers} onChange={setHeaders} />
+      <label>
+        Ordering
+        <select name="ordering" defaultValue={initial?.ordering ?? 'none'} aria-describedby="ordering-help">
+          <option value="none">none: deliveries are independent</option>
+          <option value="subject">subject: one subject's deliveries one at a time, oldest first</option>
+        </select>
+        <small id="ordering-help">
+          With subject ordering a delivery that keeps failing holds back the later ones of its subject until its retries run out (head-of-line blocking).
+        </small>
       </label>
       <ErrorBox error={error} />
       <button type="submit" aria-busy={running} disabled={running}>

@@ -10,7 +10,9 @@ export function NewEndpoint() {
   const { client, can } = useApp();
   const [created, setCreated] = useState<{ id: string; secret: string } | null>(null);
   const create = useAction(async (fields: EndpointFields) => {
-    const endpoint = await client.POST('/v1/webhooks/endpoints', { body: { ...fields, subscribedEvents: fields.subscribedEvents as [string, ...string[]] } });
+    const { headers, ...rest } = fields;
+    const body = { ...rest, subscribedEvents: fields.subscribedEvents as [string, ...string[]], ...(Object.keys(headers).length ? { headers } : {}) };
+    const endpoint = await client.POST('/v1/webhooks/endpoints', { body });
     setCreated({ id: endpoint.id, secret: endpoint.secret });
   });
 
