@@ -12,11 +12,16 @@ CREATE TABLE webhook_endpoint_stats (
   ok boolean NOT NULL,
   latency_ms integer NOT NULL,
   n integer NOT NULL,
-  PRIMARY KEY (endpoint_id, bucket_start, ok, latency_ms)
+  -- The statistics read one range of this key per request; with n in it too, without the table.
+  PRIMARY KEY (endpoint_id, bucket_start, ok, latency_ms) INCLUDE (n)
 );
 
--- Retention (src/ops/retention.ts) deletes the oldest buckets of every endpoint, in batches.
-CREATE INDEX webhook_endpoint_stats_age ON webhook_endpoint_stats (bucket_start);
+-- Retention (src/ops/retention.ts) deletes the oldest buckets of every endpoint, in batches. The
+-- expression equals bucket_start (already on a 5-minute boundary), but only a query that names it
+-- can use this index: an index on bucket_start itself would tempt the planner into reading every
+-- endpoint's recent buckets for one endpoint's statistics (measured: 1.2 s instead of 0.4 s for a
+-- week), since recent rows lie together in the table while one endpoint's rows are spread.
+CREATE INDEX webhook_endpoint_stats_age ON webhook_endpoint_stats (date_bin('5 minutes', bucket_start, timestamptz 'epoch'));
 
 -- How far the rollup has gone: every attempt started before rolled_until is counted in
 -- webhook_endpoint_stats and none after it. NULL until the first run. One row, always.

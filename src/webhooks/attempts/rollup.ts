@@ -144,15 +144,17 @@ async function setWatermark(q: Queryable, until: Date): Promise<void> {
 
 /**
  * Deletes the rollup's buckets that ended before `before` (retention: src/ops/retention.ts), up to
- * `batchSize` rows per statement, oldest first through the bucket_start index; SKIP LOCKED lets
- * processes run it side by side. Returns the rows deleted by this batch and whether it was full.
+ * `batchSize` rows per statement, oldest first through the age index (named by its expression,
+ * which equals bucket_start: see migrations/012); SKIP LOCKED lets processes run it side by side.
+ * Returns the rows this batch deleted and whether it was full.
  */
 export async function pruneRollupBatch(q: Queryable, before: Date, batchSize: number): Promise<{ deleted: number; full: boolean }> {
   const cutoff = new Date(Math.floor(before.getTime() / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS);
   const [batch] = await q.query<{ deleted: number; selected: number }>(
     `WITH doomed AS (
        SELECT endpoint_id, bucket_start, ok, latency_ms FROM webhook_endpoint_stats
-        WHERE bucket_start < $1 ORDER BY bucket_start LIMIT $2 FOR UPDATE SKIP LOCKED
+        WHERE date_bin('5 minutes', bucket_start, timestamptz 'epoch') < $1
+        ORDER BY date_bin('5 minutes', bucket_start, timestamptz 'epoch') LIMIT $2 FOR UPDATE SKIP LOCKED
      ), gone AS (
        DELETE FROM webhook_endpoint_stats s USING doomed d
         WHERE s.endpoint_id = d.endpoint_id AND s.bucket_start = d.bucket_start AND s.ok = d.ok AND s.latency_ms = d.latency_ms
