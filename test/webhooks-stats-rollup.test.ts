@@ -203,6 +203,43 @@ describe('endpoint statistics rollup', () => {
     expect(await allStats(id)).toEqual(before);
   });
 
+  it('gets past a step that outlasts the statement time-out, in smaller steps, counting each attempt once', async () => {
+    const id = await createEndpoint();
+    const rows: Known[] = Array.from({ length: 60 }, (_, i) => ({ at: Date.parse('2026-01-01T11:55:00.000Z') + i * 47_000, ok: i % 4 !== 0, ms: (i * 13) % 100 }));
+    await insert(id, rows);
+    clock.set(start + 3 * HOUR);
+    // At 13:02:30 the horizon is 12:55. Another transaction holds, uncommitted, a row the bucket of
+    // 12:35 will need: every step over that bucket waits for it until the statement time-out.
+    const held = rows.find((r) => r.at >= Date.parse('2026-01-01T12:35:00.000Z'))!;
+    const before = await allStats(id);
+    const schema = t.testDb.schema;
+    const slow = schema ? await openPostgres({ url: POSTGRES_URL, schema, poolSize: 1, timeouts: { statementMs: 300, queryMs: 5_000 } }) : null;
+    const holding = schema ? await openPostgres({ url: POSTGRES_URL, schema, poolSize: 1 }) : null;
+    try {
+      if (slow && holding) {
+        const holder = await holding.begin!();
+        await holder.query(
+          `INSERT INTO webhook_endpoint_stats (endpoint_id, workspace_id, bucket_start, ok, latency_ms, n) VALUES ($1, $2, '2026-01-01T12:35:00Z', $3, $4, 1)`,
+          [id, t.demo.workspaces[0].id, held.ok, held.ms],
+        );
+        const stuck = runRollup({ db: slow, clock, config: t.ctx.config });
+        await expect(stuck).rejects.toThrow(/statement timeout/);
+        // Smaller and smaller steps rolled everything up to the held bucket.
+        expect(await watermark()).toBe('2026-01-01T12:35:00.000Z');
+        expect(await rolled(id)).toBe(rows.filter((r) => r.at < Date.parse('2026-01-01T12:35:00.000Z')).length);
+        await holder.rollback();
+      }
+      const rest = await runRollup(t.ctx);
+      expect(rest.rolledUntil?.toISOString()).toBe('2026-01-01T12:55:00.000Z');
+    } finally {
+      await slow?.close();
+      await holding?.close();
+    }
+    expect(await rolled(id)).toBe(rows.filter((r) => r.at < Date.parse('2026-01-01T12:55:00.000Z')).length);
+    expect(await rolled()).toBe(await attemptsBefore(new Date('2026-01-01T12:55:00.000Z')));
+    expect(await allStats(id)).toEqual(before);
+  });
+
   it('is pruned by retention like the attempts it counts', async () => {
     // SVC_RETENTION is 30 days: at 30 days after 10:00 on Jan 1 minus three days, buckets before 10:00 on Dec 29 go.
     const cutoff = new Date(Date.parse('2026-01-01T10:00:00.000Z') - 3 * DAY);

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import type { Db, Queryable } from '../../db/db.js';
+import { DatabaseUnavailableError, type Db, type Queryable } from '../../db/db.js';
 import { startPeriodic } from '../../ops/periodic.js';
 
 /** The rollup's buckets: 5 minutes, aligned to UTC (the smallest bucket of the stats windows). */
@@ -85,7 +85,7 @@ export interface RollupRun {
 }
 
 export interface RollupOptions {
-  /** At most this much time per transaction; ROLLUP_STEP_MS by default. */
+  /** At most this much time per transaction (a multiple of 5 minutes); ROLLUP_STEP_MS by default. */
   stepMs?: number;
   /** Asked between two steps: a run ends early when it answers true (a graceful stop). */
   stopped?: () => boolean;
@@ -97,15 +97,25 @@ export interface RollupOptions {
  * row, so even two steps that got past the lock at once would run one after the other and the
  * second would start where the first ended), adds [rolled_until, to) to the rollup and moves the
  * watermark to `to`, all or nothing: every attempt is counted once. The first run starts at the
- * oldest attempt's bucket.
+ * oldest attempt's bucket. A step cancelled by the statement time-out is tried again at half the
+ * size (down to one bucket) for the rest of the run.
  */
 export async function runRollup(ctx: Pick<AppContext, 'db' | 'clock' | 'config'>, options: RollupOptions = {}): Promise<RollupRun> {
-  const stepMs = options.stepMs ?? ROLLUP_STEP_MS;
+  let stepMs = options.stepMs ?? ROLLUP_STEP_MS;
   const horizon = rollupHorizon(ctx.clock.now(), ctx.config.leaseMs);
   const run: RollupRun = { steps: [], rolledUntil: null, busy: false };
   for (;;) {
     if (options.stopped?.()) return run;
-    const result = await rollStep(ctx.db, horizon, stepMs, 2 * ctx.config.leaseMs + 60_000);
+    let result: Awaited<ReturnType<typeof rollStep>>;
+    try {
+      result = await rollStep(ctx.db, horizon, stepMs, 2 * ctx.config.leaseMs + 60_000);
+    } catch (error) {
+      // A step too big for the statement time-out (a busy database, or far more attempts than
+      // usual) is tried again at half the size, down to one bucket: the job never stalls on one.
+      if (!cancelledByTimeout(error) || stepMs <= ROLLUP_BUCKET_MS) throw error;
+      stepMs = Math.max(ROLLUP_BUCKET_MS, Math.floor(stepMs / 2 / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS);
+      continue;
+    }
     if (result === 'busy') return { ...run, busy: true };
     run.rolledUntil = result.rolledUntil;
     if (!result.step) return run;
@@ -130,6 +140,11 @@ async function rollStep(db: Db, horizon: Date, stepMs: number, marginMs: number)
     await setWatermark(q, to);
     return { rolledUntil: to, step: { from, to, attempts } };
   });
+}
+
+/** PostgreSQL cancelled the statement at its time-out (SVC_DB_STATEMENT_TIMEOUT). */
+function cancelledByTimeout(error: unknown): boolean {
+  return error instanceof DatabaseUnavailableError && (error.original as { code?: string } | null)?.code === '57014';
 }
 
 async function oldestBucket(q: Queryable): Promise<Date | null> {
