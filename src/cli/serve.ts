@@ -12,6 +12,7 @@ import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
 import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
 import { openContext } from '../runtime.js';
+import { startRollup } from '../webhooks/attempts/rollup.js';
 import { startWorkers, type DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
 import { demoSummary, tryLine } from './demo-text.js';
 
@@ -33,6 +34,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, deliveryLog(app.log)) : null;
   const retention = startRetention(ctx, (err) => app.log.error({ err }, 'retention failed'));
   const statistics = keepStatistics(ctx.db, (err) => app.log.error({ err }, 'statistics refresh failed'));
+  const rollup = startRollup(ctx, (err) => app.log.error({ err }, 'endpoint statistics rollup failed'));
   const cleanup = startIdempotencyCleanup(ctx, (err) => app.log.error({ err }, 'idempotency key clean-up failed'));
   // Recoveries left running by an earlier start (or a process that died) go on from their cursor; app.close() stops them.
   ctx.recoveries.start((err) => app.log.error({ err }, 'webhook recovery batch failed; it is taken up again later'));
@@ -48,6 +50,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     await app.close();
     await retention.stop();
     await statistics.stop();
+    await rollup.stop();
     await cleanup.stop();
     await workers?.stop();
     await ops?.close();

@@ -4,6 +4,7 @@ import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
 import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
 import { openContext } from '../runtime.js';
+import { startRollup } from '../webhooks/attempts/rollup.js';
 import { startWorkers } from '../webhooks/engine/worker.js';
 import { UsageError } from './args.js';
 import { exitAfter } from './serve.js';
@@ -13,8 +14,9 @@ export const WORKER_HELP = `svc worker [--embedded]
   SVC_WORKER_CONCURRENCY attempts each. Start any number of them, on any machines, against one
   PostgreSQL (DATABASE_URL); they share the work and take over rows of a worker that died after
   SVC_LEASE. With SVC_METRICS_PORT, GET /healthz, /readyz and /metrics answer on HOST at that port.
-  Retention (SVC_RETENTION), the clean-up of expired idempotency keys and bulk webhook recoveries
-  run here too. SIGINT or SIGTERM stops claiming and lets attempts in flight finish.
+  Retention (SVC_RETENTION), the clean-up of expired idempotency keys, bulk webhook recoveries and
+  the endpoint statistics rollup run here too. SIGINT or SIGTERM stops claiming and lets attempts
+  in flight finish.
   Without DATABASE_URL it refuses to start: the embedded database in SVC_DATA_DIR belongs to the
   one process that opened it (svc serve delivers from it itself). --embedded runs on it anyway,
   when no server uses that folder.`;
@@ -36,6 +38,7 @@ export async function runWorker(config: Config, options: { embedded: boolean }):
   });
   const retention = startRetention(ctx, (error) => report(error, 'retention'));
   const statistics = keepStatistics(ctx.db, (error) => report(error, 'statistics refresh'));
+  const rollup = startRollup(ctx, (error) => report(error, 'endpoint statistics rollup'));
   const cleanup = startIdempotencyCleanup(ctx, (error) => report(error, 'idempotency key clean-up'));
   ctx.recoveries.start((error) => report(error, 'webhook recovery batch'));
 
@@ -45,6 +48,7 @@ export async function runWorker(config: Config, options: { embedded: boolean }):
     exitAfter(config.deliveryTimeoutMs + config.dbQueryTimeoutMs + 5_000, () => console.error('svc worker: stop did not finish in time: exiting'));
     await retention.stop();
     await statistics.stop();
+    await rollup.stop();
     await cleanup.stop();
     await ctx.recoveries.stop();
     await workers.stop();

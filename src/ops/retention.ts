@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppContext } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { idTimePrefix, type IdPrefix } from '../lib/ids.js';
+import { pruneRollupBatch } from '../webhooks/attempts/rollup.js';
 import { startPeriodic } from './periodic.js';
 
 /** Rows deleted per statement at most: each batch is a short transaction that holds few locks. */
@@ -42,6 +43,9 @@ interface Sweep {
  *   and the attempts table needs no index or foreign key of its own for this.
  * - Recoveries (webhook_recoveries): only completed or failed ones.
  * A table added later is one more line here, before the table it refers to.
+ *
+ * The endpoint statistics rollup (webhook_endpoint_stats) has no ids: its buckets that ended before
+ * the cutoff go after these sweeps, oldest first (pruneRollupBatch).
  */
 export const SWEEPS: Sweep[] = [
   { table: 'webhook_deliveries', prefix: 'whd', keep: `status = 'pending'`, with: { table: 'webhook_delivery_attempts', column: 'delivery_id' } },
@@ -119,6 +123,15 @@ export async function runRetention(ctx: AppContext, options: RetentionOptions = 
       after = batch.last;
       if (pauseMs > 0) await sleep(pauseMs);
     }
+  }
+  deleted.webhook_endpoint_stats = 0;
+  for (;;) {
+    if (options.stopped?.()) return { deleted };
+    const batch = await pruneRollupBatch(ctx.db, cutoff, batchSize);
+    deleted.webhook_endpoint_stats += batch.deleted;
+    if (batch.deleted > 0) ctx.metrics.retentionDeleted('webhook_endpoint_stats', batch.deleted);
+    if (!batch.full) break;
+    if (pauseMs > 0) await sleep(pauseMs);
   }
   return { deleted };
 }

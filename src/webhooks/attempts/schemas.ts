@@ -64,7 +64,10 @@ export const EndpointStats = Type.Object(
         p95: Latency('95th percentile.'),
         p99: Latency('99th percentile.'),
       },
-      { description: 'Percentiles of responseTimeMs (observed values, percentile_disc).' },
+      {
+        description:
+          'Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at their time rounded to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above).',
+      },
     ),
     series: Type.Array(
       Type.Object({
