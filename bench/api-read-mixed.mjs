@@ -84,7 +84,8 @@ async function buildRequests(serviceUrl, workspaces) {
     for (let page = 0; page < depth && path; page++) {
       const { bytes, body } = await get(w.apiKey, path);
       kinds.get(kind).push({ apiKey: w.apiKey, path, bytes });
-      path = body.nextPageUrl ? new URL(body.nextPageUrl, serviceUrl).pathname + new URL(body.nextPageUrl, serviceUrl).search : null;
+      const next = body.nextPageUrl ? new URL(body.nextPageUrl, serviceUrl) : null;
+      path = next ? next.pathname + next.search : null;
     }
   };
   for (const w of workspaces) {

@@ -42,3 +42,8 @@ export const toLocal = (iso: string | undefined) => {
   const d = new Date(iso);
   return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 };
+
+/** Filters read from a form, with its created-from/until fields (datetime-local) as ISO instants. */
+export function withIsoRange<T extends { createdGte?: string; createdLte?: string }>(given: T): T {
+  return { ...given, createdGte: toIso(given.createdGte), createdLte: toIso(given.createdLte) };
+}

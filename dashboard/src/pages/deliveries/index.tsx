@@ -2,7 +2,8 @@ import type { EventType, WebhookDelivery, WebhookEndpoint } from '@svc/sdk';
 import { Link } from 'wouter';
 import { useApp } from '../../api/app-state';
 import { useCatalog } from '../../api/catalog';
-import { formFilters, toIso, toLocal, useFilters } from '../../api/filters';
+import { formFilters, useFilters, withIsoRange } from '../../api/filters';
+import { CreatedRangeFields } from '../../components/created-range';
 import { useLoad, usePaged } from '../../api/hooks';
 import { Empty } from '../../components/empty';
 import { DeliveryTable } from './table';
@@ -43,8 +44,7 @@ export function Deliveries() {
         aria-label="Delivery filters"
         onSubmit={(e) => {
           e.preventDefault();
-          const given = formFilters(e.currentTarget, FILTERS);
-          setFilters({ ...given, createdGte: toIso(given.createdGte), createdLte: toIso(given.createdLte) });
+          setFilters(withIsoRange(formFilters(e.currentTarget, FILTERS)));
         }}
       >
         <label>
@@ -80,14 +80,7 @@ export function Deliveries() {
             ))}
           </select>
         </label>
-        <label>
-          Created from
-          <input type="datetime-local" name="createdGte" defaultValue={toLocal(filters.createdGte)} />
-        </label>
-        <label>
-          Created until
-          <input type="datetime-local" name="createdLte" defaultValue={toLocal(filters.createdLte)} />
-        </label>
+        <CreatedRangeFields filters={filters} />
         <button type="submit">Filter</button>
       </form>
       <DeliveryTable

@@ -1,6 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { useApp } from '../../api/app-state';
 import type { Schemas } from '../../api/client';
+import { toIso, toLocal } from '../../api/filters';
 import { useAction, usePaged } from '../../api/hooks';
 import { ConfirmButton } from '../../components/confirm';
 import { ErrorBox } from '../../components/error-box';
@@ -15,9 +16,6 @@ interface Window {
   statuses: Status[];
 }
 
-/** `2026-11-25T06:00` in the reader's zone, as a datetime-local input holds it. */
-const local = (date: Date) => new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
-
 /**
  * Bulk recovery of an endpoint's failed (and disabled) deliveries: a dry run counts them, the real
  * run asks first; a recovery still running is followed every second until it completes or fails.
@@ -25,14 +23,14 @@ const local = (date: Date) => new Date(date.getTime() - date.getTimezoneOffset()
 export function RecoverPanel({ endpointId, writable, onRecovered }: { endpointId: string; writable: boolean; onRecovered(): void }) {
   const { client } = useApp();
   const path = { params: { path: { endpointId } } };
-  const [since, setSince] = useState(() => local(new Date(Date.now() - 24 * 3600_000)));
+  const [since, setSince] = useState(() => toLocal(new Date(Date.now() - 24 * 3600_000).toISOString())!);
   const [until, setUntil] = useState('');
   const [statuses, setStatuses] = useState<Status[]>(['failed', 'disabled']);
   const [preview, setPreview] = useState<{ count: number; window: Window } | null>(null);
   const [recovery, setRecovery] = useState<Recovery | null>(null);
   const list = usePaged<Recovery>(client, () => client.GET('/v1/webhooks/endpoints/{endpointId}/recoveries', { params: { path: { endpointId }, query: { limit: 5 } } }), [endpointId]);
 
-  const chosen = (): Window => ({ since: new Date(since).toISOString(), ...(until ? { until: new Date(until).toISOString() } : {}), statuses });
+  const chosen = (): Window => ({ since: toIso(since)!, ...(until ? { until: toIso(until) } : {}), statuses });
   const dryRun = useAction(async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     setRecovery(null);

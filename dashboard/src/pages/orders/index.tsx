@@ -1,7 +1,8 @@
 import type { Order } from '@svc/sdk';
 import { Link } from 'wouter';
 import { useApp } from '../../api/app-state';
-import { formFilters, toIso, toLocal, useFilters } from '../../api/filters';
+import { formFilters, useFilters, withIsoRange } from '../../api/filters';
+import { CreatedRangeFields } from '../../components/created-range';
 import { usePaged } from '../../api/hooks';
 import { Empty } from '../../components/empty';
 import { ErrorBox } from '../../components/error-box';
@@ -41,8 +42,7 @@ export function Orders() {
         aria-label="Order filters"
         onSubmit={(e) => {
           e.preventDefault();
-          const given = formFilters(e.currentTarget, FILTERS);
-          setFilters({ ...given, createdGte: toIso(given.createdGte), createdLte: toIso(given.createdLte) });
+          setFilters(withIsoRange(formFilters(e.currentTarget, FILTERS)));
         }}
       >
         <label>
@@ -56,14 +56,7 @@ export function Orders() {
             ))}
           </select>
         </label>
-        <label>
-          Created from
-          <input type="datetime-local" name="createdGte" defaultValue={toLocal(filters.createdGte)} />
-        </label>
-        <label>
-          Created until
-          <input type="datetime-local" name="createdLte" defaultValue={toLocal(filters.createdLte)} />
-        </label>
+        <CreatedRangeFields filters={filters} />
         <button type="submit">Filter</button>
       </form>
       <ErrorBox error={list.error} retry={list.reload} />
