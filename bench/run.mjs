@@ -64,6 +64,7 @@ async function onFresh(engine, scenario) {
 }
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const engines = process.argv.find((a) => a.startsWith('--engine='))?.slice(9).split(',');
 const SCENARIOS = [
   ['postgres', apiReadMixed],
   ['postgres', apiRead],
@@ -79,7 +80,7 @@ const SCENARIOS = [
   ['pglite', apiRead],
   ['pglite', delivery],
   ['pglite', orderedDelivery],
-].filter(([, scenario]) => !only || only.includes(scenario.name));
+].filter(([engine, scenario]) => (!only || only.includes(scenario.name)) && (!engines || engines.includes(engine)));
 
 const results = [];
 for (const [engine, scenario] of SCENARIOS) {
