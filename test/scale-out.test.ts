@@ -102,7 +102,7 @@ describe.skipIf(ENGINE === 'pglite')('scale-out: two API processes and three wor
 
   /** An endpoint's deliveries as the API lists them (through either API, a page at a time). */
   async function listDeliveries(endpointId: string, via: number): Promise<{ id: string; status: string; attempt: number }[]> {
-    const all = [];
+    const all: { id: string; status: string; attempt: number }[] = [];
     let url: string | null = `${apis[via].url}/v1/webhooks/deliveries?endpointId=${endpointId}&limit=100`;
     while (url) {
       const page = await request(url, apiKey);
