@@ -25,6 +25,8 @@ export interface Receiver {
   url: string;
   port: number;
   requests: ReceivedRequest[];
+  /** Requests whose connection closed before they were answered (their sender gave up or died). */
+  abandoned: ReceivedRequest[];
   /** TCP connections accepted so far (a refused target never opens one). */
   readonly connections: number;
   /** Sets what later requests get; `index` counts every request this receiver has seen. */
@@ -40,6 +42,7 @@ export interface Receiver {
 export async function startReceiver(script: (request: ReceivedRequest, index: number) => Behaviour = () => ({ status: 200 })): Promise<Receiver> {
   let current = script;
   const requests: ReceivedRequest[] = [];
+  const abandoned: ReceivedRequest[] = [];
   const hanging: ServerResponse[] = [];
   const sockets = new Set<Socket>();
   let connections = 0;
@@ -55,6 +58,9 @@ export async function startReceiver(script: (request: ReceivedRequest, index: nu
       const received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, raw, body: raw.toString('utf8'), flatHeaders };
       const index = requests.length;
       requests.push(received);
+      res.on('close', () => {
+        if (!res.writableEnded) abandoned.push(received);
+      });
       for (const w of waiters.filter((w) => requests.length >= w.count)) {
         waiters.splice(waiters.indexOf(w), 1);
         w.resolve();
@@ -94,6 +100,7 @@ export async function startReceiver(script: (request: ReceivedRequest, index: nu
     url: `http://127.0.0.1:${port}`,
     port,
     requests,
+    abandoned,
     get connections() {
       return connections;
     },
