@@ -170,13 +170,17 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
     const { t, endpointId } = await setup({ pollIntervalMs: 3_600_000 }, (_r, i) => ({ status: 200, delayMs: 5 + (i % 4) * 15 }));
     for (let i = 0; i < 24; i++) await createProduct(t, `Hat ${i}`);
     const claims: number[] = [];
+    const claimed = new Set<string>();
     const begin = t.ctx.db.begin!.bind(t.ctx.db);
     t.ctx.db.begin = async (settings) => {
       const tx = await begin(settings);
       const query = tx.query.bind(tx);
       tx.query = async (sql, params) => {
         const rows = await query(sql, params);
-        if (sql.includes('FOR UPDATE SKIP LOCKED') && rows.length > 0) claims.push(rows.length);
+        if (sql.includes('FOR UPDATE SKIP LOCKED') && rows.length > 0) {
+          claims.push(rows.length);
+          for (const row of rows as { id: string }[]) claimed.add(row.id);
+        }
         return rows;
       };
       return tx;
@@ -186,8 +190,10 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
     await eventually(async () => (await deliveriesOf(t, endpointId)).every((r) => r.status === 'success'));
 
     // The first claim fills the slots and two rounds ahead; each later one waits for a round of room.
+    // A claim that ends before its last jobs started frees them for the next one (a slow machine can
+    // take longer than the hold to start a round), so a row may be claimed twice, never sent twice.
     expect(claims[0]).toBe(12);
-    expect(claims.reduce((a, b) => a + b, 0)).toBe(24);
+    expect(claimed.size).toBe(24);
     expect(claims.slice(0, -1).every((n) => n >= 4)).toBe(true);
   });
 
