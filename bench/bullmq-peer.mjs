@@ -45,6 +45,8 @@ export async function startPeer(db, { databaseUrl, receiverUrl, secret, concurre
   const prefix = `bench-peer-${randomBytes(4).toString('hex')}`;
   const { hostname, port } = new URL(REDIS_URL);
   const queue = new Queue(QUEUE, { connection: { host: hostname, port: Number(port || 6379) }, prefix });
+  // An 'error' event without a listener would end the benchmark; the command that failed rejects anyway.
+  queue.on('error', (error) => process.stderr.write(`peer queue: ${error.message}\n`));
   let worker;
   try {
     await queue.pause();
