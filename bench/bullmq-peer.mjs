@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ROOT, startProcess } from './lib.mjs';
+import { ROOT, median, ratiosByRound, round, startProcess } from './lib.mjs';
 
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const BULLMQ_VERSION = JSON.parse(readFileSync(`${ROOT}node_modules/bullmq/package.json`, 'utf8')).version;
+const BULLMQ_VERSION = JSON.parse(readFileSync(`${ROOT}node_modules/bullmq/package.json`, 'utf8')).version;
 
 const QUEUE = 'deliveries';
 /** Jobs added per addBulk call. */
@@ -84,5 +84,32 @@ export async function startPeer(db, { databaseUrl, receiverUrl, secret, concurre
       await queue.close();
       await removeKeys(prefix);
     },
+  };
+}
+
+/**
+ * The service beside the peer, from the delivery scenario's rounds (each with the service's `rate`,
+ * CPU and `peer`, the peer's drain): a row of its own in the results.
+ */
+export function peerResult(runs, { cold, rss, count, concurrency, warmUp }) {
+  const us = (pick) => round(median(runs.map(pick)), 0);
+  const ratio = median(runs.map((r) => r.peerRatio));
+  return {
+    name: `Delivery throughput against a BullMQ peer (the same ${count.toLocaleString('en')} deliveries; BullMQ ${BULLMQ_VERSION} on Redis, one Worker process of concurrency ${concurrency}, undici Pool, one UPDATE per outcome)`,
+    value: round(median(runs.map((r) => r.rate)), 0),
+    unit: 'deliveries/s',
+    baseline: round(median(runs.map((r) => r.peer.rate)), 0),
+    baselineName: 'BullMQ Worker, jobs enqueued beforehand',
+    extra: [
+      `CPU per delivery: peer process ${us((r) => r.peer.serviceCpuUs)} µs, Redis ${us((r) => r.peer.redisCpuUs)} µs, PostgreSQL ${us((r) => r.peer.postgresCpuUs)} µs (service ${us((r) => r.serviceCpuUs)} µs, PostgreSQL ${us((r) => r.postgresCpuUs)} µs); cores idle ${round(100 * median(runs.map((r) => r.peer.idle)), 0)}% of the time`,
+      `peer peak RSS ${round(rss, 0)} MB; its first ${warmUp.toLocaleString('en')} after start (warm-up, not counted): ${round(cold.rate, 0)}/s at ${round(cold.serviceCpuUs, 0)} µs`,
+      runs.length > 1 ? `peer rate by round ${runs.map((r) => round(r.peer.rate, 0)).join(', ')}` : '',
+      ratiosByRound(runs.map((r) => ({ ratio: r.peerRatio }))),
+    ]
+      .filter(Boolean)
+      .join('; '),
+    ratio: round(ratio, 3),
+    target: '(reported)',
+    pass: true,
   };
 }

@@ -10,7 +10,7 @@ import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
 import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/wakeups.js';
 import { openPglite } from '../dist/db/pglite.js';
-import { BULLMQ_VERSION, startPeer } from './bullmq-peer.mjs';
+import { peerResult, startPeer } from './bullmq-peer.mjs';
 import { cpuSeconds, idleSeconds, median, postgresCpuSeconds, ratiosByRound, redisCpuSeconds, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
 
@@ -219,31 +219,7 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
     pass: target.engine === 'postgres' ? ratio >= 0.4 : true,
     peakRssMb: rss,
     rounds: runs.map((r) => ({ rate: round(r.rate, 0), ceiling: round(r.ceiling, 0), ratio: round(r.ratio, 3), peer: round(r.peer?.rate, 0), peerRatio: round(r.peerRatio, 3) })),
-    peer: runs[0].peer ? peerResult(runs, peerCold, peerRss, count) : undefined,
-  };
-}
-
-/** The service beside the BullMQ peer, from the same rounds: a row of its own in the results. */
-function peerResult(runs, cold, rss, count) {
-  const us = (pick) => round(median(runs.map(pick)), 0);
-  const ratio = median(runs.map((r) => r.peerRatio));
-  return {
-    name: `Delivery throughput against a BullMQ peer (the same ${count.toLocaleString('en')} deliveries; BullMQ ${BULLMQ_VERSION} on Redis, one Worker process of concurrency ${CONCURRENCY}, undici Pool, one UPDATE per outcome)`,
-    value: round(median(runs.map((r) => r.rate)), 0),
-    unit: 'deliveries/s',
-    baseline: round(median(runs.map((r) => r.peer.rate)), 0),
-    baselineName: 'BullMQ Worker, jobs enqueued beforehand',
-    extra: [
-      `CPU per delivery: peer process ${us((r) => r.peer.serviceCpuUs)} µs, Redis ${us((r) => r.peer.redisCpuUs)} µs, PostgreSQL ${us((r) => r.peer.postgresCpuUs)} µs (service ${us((r) => r.serviceCpuUs)} µs, PostgreSQL ${us((r) => r.postgresCpuUs)} µs); cores idle ${round(100 * median(runs.map((r) => r.peer.idle)), 0)}% of the time`,
-      `peer peak RSS ${round(rss, 0)} MB; its first ${WARM_UP.toLocaleString('en')} after start (warm-up, not counted): ${round(cold.rate, 0)}/s at ${round(cold.serviceCpuUs, 0)} µs`,
-      runs.length > 1 ? `peer rate by round ${runs.map((r) => round(r.peer.rate, 0)).join(', ')}` : '',
-      ratiosByRound(runs.map((r) => ({ ratio: r.peerRatio }))),
-    ]
-      .filter(Boolean)
-      .join('; '),
-    ratio: round(ratio, 3),
-    target: '(reported)',
-    pass: true,
+    peer: runs[0].peer ? peerResult(runs, { cold: peerCold, rss: peerRss, count, concurrency: CONCURRENCY, warmUp: WARM_UP }) : undefined,
   };
 }
 
