@@ -1,5 +1,7 @@
 // Scenario 3: draining N pending deliveries to a local receiver, every outcome durably recorded,
-// against a raw undici Pool posting the same signed bodies to the same receiver at the same concurrency.
+// against a raw undici Pool posting the same signed bodies to the same receiver at the same concurrency,
+// and (on PostgreSQL) against the pipeline a Node.js team would otherwise build: BullMQ on Redis, with
+// its outcomes in PostgreSQL (bullmq-peer.mjs).
 import { idTimePrefix } from '../dist/lib/ids.js';
 import { availableParallelism } from 'node:os';
 import { Pool } from 'undici';
@@ -8,7 +10,8 @@ import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
 import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/wakeups.js';
 import { openPglite } from '../dist/db/pglite.js';
-import { cpuSeconds, idleSeconds, median, postgresCpuSeconds, ratiosByRound, round, sleep, startReceiver } from './lib.mjs';
+import { peerResult, startPeer } from './bullmq-peer.mjs';
+import { cpuSeconds, idleSeconds, median, postgresCpuSeconds, ratiosByRound, redisCpuSeconds, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
 
 /** Seeded ids in the service's own time-ordered shape, which retention and id ranges rely on. */
@@ -87,13 +90,15 @@ async function pendingLeft(service, apiKey) {
 }
 
 /**
- * The service draining `count` due rows: `wake` sets it going, `pending` says whether a row is left.
- * Timed from the first arrival to the moment no row is pending: every outcome is recorded by then.
+ * The service (or the peer's worker) draining `count` due rows: `wake` sets it going, `pending` says
+ * whether a row is left. Timed from the first arrival to the moment no row is pending: every outcome
+ * is recorded by then.
  */
 async function drain(service, receiver, count, wake, pending) {
   await receiver.reset();
   const cpuAtStart = cpuSeconds(service.child.pid);
   const postgresAtStart = postgresCpuSeconds();
+  const redisAtStart = redisCpuSeconds();
   const idleAtStart = idleSeconds();
   const startedAt = Date.now();
   await wake();
@@ -107,26 +112,33 @@ async function drain(service, receiver, count, wake, pending) {
   const ended = Date.now();
   const serviceCpuUs = ((cpuSeconds(service.child.pid) - cpuAtStart) * 1e6) / count;
   const postgresCpuUs = ((postgresCpuSeconds() - postgresAtStart) * 1e6) / count;
+  const redisCpuUs = ((redisCpuSeconds() - redisAtStart) * 1e6) / count;
   const idle = (idleSeconds() - idleAtStart) / (((ended - startedAt) / 1000) * availableParallelism());
   const { count: received, first } = await receiver.count();
   await receiver.reset();
   if (received < count) throw new Error(`receiver saw ${received} of ${count} deliveries`);
-  return { rate: count / ((ended - first) / 1000), serviceCpuUs, postgresCpuUs, idle };
+  return { rate: count / ((ended - first) / 1000), serviceCpuUs, postgresCpuUs, redisCpuUs, idle };
 }
 
 /**
  * PostgreSQL: one service for every round, warmed up first on WARM_UP deliveries as the raw client
  * is, so both sides are measured in their steady state. It polls only hourly, so the rows seeded
  * for a round wait until the raw client is done and a NOTIFY (what a commit's fan-out sends) wakes it.
+ * Then the BullMQ peer, also one process for every round and warmed up on the same rows, delivers the
+ * round's rows again: enqueued beforehand in a paused queue, which resuming sets going.
  */
 async function postgresRounds(target, seeded, receiver, endpoint, secret, count, rounds) {
   const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY), SVC_POLL_INTERVAL: '1h' });
   const wake = () => seeded.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', 'bench')`);
   const pending = async () => (await seeded.db.query(`SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1`)).length > 0;
   const runs = [];
+  let peer;
   try {
-    await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, rounds * count + 1, WARM_UP);
+    peer = await startPeer(seeded.db, { databaseUrl: target.url, receiverUrl: receiver.url, secret, concurrency: CONCURRENCY });
+    const warmRows = await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, rounds * count + 1, WARM_UP);
     const cold = await drain(service, receiver, WARM_UP, wake, pending);
+    await peer.load(warmRows);
+    const peerCold = await drain(peer, receiver, WARM_UP, peer.wake, peer.pending);
     for (let i = 0; i < rounds; i++) {
       // Every round starts from the same state: the earlier deliveries gone, the new rows'
       // statistics taken (as autovacuum would), then a checkpoint.
@@ -136,11 +148,15 @@ async function postgresRounds(target, seeded, receiver, endpoint, secret, count,
       await settle(seeded.db);
       const { rate: ceiling, cpuPerRequestUs } = await rawUndici(receiver.url, secret, rows);
       const { rate, serviceCpuUs, postgresCpuUs, idle } = await drain(service, receiver, count, wake, pending);
-      runs.push({ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, postgresCpuUs, idle, cpuPerRequestUs });
+      await peer.load(rows);
+      await settle(seeded.db);
+      const bullmq = await drain(peer, receiver, count, peer.wake, peer.pending);
+      runs.push({ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, postgresCpuUs, idle, cpuPerRequestUs, peer: bullmq, peerRatio: rate / bullmq.rate });
     }
-    return { runs, cold, rss: service.peakRssMb() };
+    return { runs, cold, peerCold, rss: service.peakRssMb(), peerRss: peer.peakRssMb() };
   } finally {
     await service.stop();
+    await peer?.stop();
   }
 }
 
@@ -176,7 +192,7 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
   const warmUp = Array.from({ length: WARM_UP }, (_, i) => ({ id: `whd_warmup${i}`, body: JSON.stringify({ id: `evt_warmup${i}`, type: 'ping' }) }));
   await rawUndici(receiver.url, secret, warmUp);
   await receiver.reset();
-  const { runs, cold, rss } =
+  const { runs, cold, peerCold, rss, peerRss } =
     target.engine === 'postgres'
       ? await postgresRounds(target, seeded, receiver, endpoint, secret, count, rounds)
       : await pgliteRound(target, seeded, receiver, endpoint, secret, count);
@@ -202,7 +218,8 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
     target: target.engine === 'postgres' ? 'ratio >= 0.40' : '(informative)',
     pass: target.engine === 'postgres' ? ratio >= 0.4 : true,
     peakRssMb: rss,
-    rounds: runs.map((r) => ({ rate: round(r.rate, 0), ceiling: round(r.ceiling, 0), ratio: round(r.ratio, 3) })),
+    rounds: runs.map((r) => ({ rate: round(r.rate, 0), ceiling: round(r.ceiling, 0), ratio: round(r.ratio, 3), peer: round(r.peer?.rate, 0), peerRatio: round(r.peerRatio, 3) })),
+    peer: runs[0].peer ? peerResult(runs, { cold: peerCold, rss: peerRss, count, concurrency: CONCURRENCY, warmUp: WARM_UP }) : undefined,
   };
 }
 

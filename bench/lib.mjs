@@ -68,12 +68,22 @@ export function cpuSeconds(pid) {
  * has ended counts too: its time moves to the server's main process, which reaped it (cutime, cstime).
  */
 export function postgresCpuSeconds() {
+  return namedCpuSeconds('postgres');
+}
+
+/** CPU time used so far by every process named `redis-server` on this machine, in seconds. */
+export function redisCpuSeconds() {
+  return namedCpuSeconds('redis-server');
+}
+
+/** CPU time so far of every process with this name (as /proc shows it), and of its reaped children. */
+function namedCpuSeconds(name) {
   let total = 0;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) continue;
       const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
       total += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
     } catch {

@@ -4,6 +4,7 @@ import { execSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { apiRead } from './api-read.mjs';
 import { deepPage } from './deep-page.mjs';
@@ -14,6 +15,7 @@ import { latency } from './latency.mjs';
 import { noisyNeighbour } from './noisy-neighbour.mjs';
 import { stream } from './stream.mjs';
 import { apiReadMixed } from './api-read-mixed.mjs';
+import { REDIS_URL } from './bullmq-peer.mjs';
 import { PG_URL, ROOT, freshSchema } from './lib.mjs';
 import { openSeeded, settle } from './service.mjs';
 
@@ -27,6 +29,13 @@ async function machine() {
   await client.connect();
   const [{ server_version }] = (await client.query('SHOW server_version')).rows;
   await client.end();
+  // Redis serves the delivery scenario's peer only.
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const redisVersion = await redis
+    .connect()
+    .then(() => redis.info('server'))
+    .then((info) => /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown', () => 'not reached');
+  redis.disconnect();
   return {
     cpu: cpus()[0]?.model ?? 'unknown',
     cores: cpus().length,
@@ -34,6 +43,7 @@ async function machine() {
     freeMemoryGiB: Math.round(freemem() / 2 ** 30),
     node: process.version,
     postgres: server_version,
+    redis: redisVersion,
     kernel: execSync('uname -sr').toString().trim(),
   };
 }
@@ -87,7 +97,9 @@ for (const [engine, scenario] of SCENARIOS) {
   process.stdout.write(`running ${scenario.name} on ${engine}...\n`);
   const result = await onFresh(engine, scenario);
   results.push({ engine, ...result });
-  process.stdout.write(`  ${result.name}: ${result.value} ${result.unit} (baseline ${result.baseline}, ratio ${result.ratio}) ${result.pass ? 'PASS' : 'MISS'}\n`);
+  for (const r of [result, result.peer].filter(Boolean)) {
+    process.stdout.write(`  ${r.name}: ${r.value} ${r.unit} (baseline ${r.baseline}, ratio ${r.ratio}) ${r.pass ? 'PASS' : 'MISS'}\n`);
+  }
 }
 
 const report = { date: new Date().toISOString(), quick, machine: await machine(), results };
@@ -97,11 +109,12 @@ report.peakRssMb = { postgres: peakOf('postgres'), pglite: peakOf('pglite') };
 const lines = [
   `# Benchmark ${report.date}${quick ? ' (quick)' : ''}`,
   '',
-  `Machine: ${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memoryGiB} GiB, ${report.machine.kernel}, Node ${report.machine.node}, PostgreSQL ${report.machine.postgres}`,
+  `Machine: ${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memoryGiB} GiB, ${report.machine.kernel}, Node ${report.machine.node}, PostgreSQL ${report.machine.postgres}, Redis ${report.machine.redis}`,
   '',
   '| engine | scenario | result | p99 ms | baseline | baseline p99 ms | ratio | target | |',
   '|---|---|---|---|---|---|---|---|---|',
-  ...results.map(
+  // A scenario measured against a peer as well (delivery) has a second row: the service beside the peer.
+  ...results.flatMap((r) => [r, ...(r.peer ? [{ engine: r.engine, ...r.peer }] : [])]).map(
     (r) =>
       `| ${r.engine} | ${r.name} | ${r.value} ${r.unit}${r.extra ? ` (${r.extra})` : ''} | ${r.p99Ms ?? ''} | ${r.baseline ?? ''} (${r.baselineName ?? ''}) | ${r.baselineP99Ms ?? ''} | ${r.ratio ?? ''} | ${r.target} | ${r.pass ? 'pass' : 'MISS'} |`,
   ),
