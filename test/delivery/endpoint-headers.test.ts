@@ -50,7 +50,7 @@ describe('endpoint headers', () => {
     expect(new Webhook(endpoint.secret).verify(received.body, received.flatHeaders)).toEqual(JSON.parse(received.body));
     expect(verifyBySpec(endpoint.secret, received.flatHeaders, received.raw)).toBe(true);
 
-    // The delivery log keeps the names, never the values: on the delivery row, in the attempts log
+    // The delivery log keeps the names, never the values: in the attempts log, on the delivery row
     // and in what the API shows of both.
     const [delivery] = await deliveriesOf(t, endpoint.id);
     expect(delivery.status).toBe('success');

@@ -54,8 +54,22 @@ export async function createProduct(t: TestApp, name = 'Hat', workspace = 0): Pr
   return res.json().id;
 }
 
+/**
+ * An endpoint's delivery rows, each with its latest attempt's request headers and response as the
+ * API shows them (the attempt's row keeps them: src/webhooks/deliveries/store.ts findDelivery).
+ */
 export async function deliveriesOf(t: TestApp, endpointId: string): Promise<DeliveryRow[]> {
-  return t.ctx.db.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY created_at, id', [endpointId]);
+  const rows = await t.ctx.db.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY created_at, id', [endpointId]);
+  const latest = await t.ctx.db.query<Pick<DeliveryRow, 'request_headers' | 'response_body' | 'response_headers'> & { delivery_id: string }>(
+    `SELECT DISTINCT ON (delivery_id) delivery_id, request_headers, response_body, response_headers
+       FROM webhook_delivery_attempts WHERE endpoint_id = $1 ORDER BY delivery_id, attempt DESC`,
+    [endpointId],
+  );
+  const byId = new Map(latest.map((a) => [a.delivery_id, a]));
+  return rows.map((row) => {
+    const a = byId.get(row.id);
+    return a ? { ...row, request_headers: a.request_headers, response_body: a.response_body, response_headers: a.response_headers } : row;
+  });
 }
 
 export async function endpointState(t: TestApp, endpointId: string) {

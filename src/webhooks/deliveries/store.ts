@@ -82,12 +82,24 @@ export async function listDeliveries(
   return fetchPage(q, { select: `SELECT ${LIST_COLUMNS.join(', ')} FROM webhook_deliveries`, where, cursor, limit });
 }
 
+/**
+ * A delivery with its latest attempt's request headers and response. Those are kept once, on the
+ * attempt's row (webhook_delivery_attempts): the delivery row's update, written at every attempt,
+ * stays narrow. Rows attempted before attempts were kept still carry them on the delivery row.
+ */
 export async function findDelivery(q: Queryable, workspaceId: string, id: string): Promise<DeliveryDetailRow | null> {
   const [row] = await q.query<DeliveryDetailRow>(
-    `SELECT ${LIST_COLUMNS.map((c) => `d.${c}`).join(', ')}, d.next_attempt_at, d.request_headers, d.response_body, d.response_headers,
+    `SELECT ${LIST_COLUMNS.map((c) => `d.${c}`).join(', ')}, d.next_attempt_at,
+            CASE WHEN a.attempt IS NULL THEN d.request_headers ELSE a.request_headers END AS request_headers,
+            CASE WHEN a.attempt IS NULL THEN d.response_body ELSE a.response_body END AS response_body,
+            CASE WHEN a.attempt IS NULL THEN d.response_headers ELSE a.response_headers END AS response_headers,
             COALESCE(d.payload, e.body) AS body
        FROM webhook_deliveries d
        LEFT JOIN events e ON e.id = d.event_id AND e.workspace_id = d.workspace_id
+       LEFT JOIN LATERAL (
+         SELECT attempt, request_headers, response_body, response_headers FROM webhook_delivery_attempts
+          WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 1
+       ) a ON true
       WHERE d.id = $1 AND d.workspace_id = $2`,
     [id, workspaceId],
   );

@@ -166,10 +166,7 @@ async function writeDeliveries(
          last_attempt_at = CASE WHEN o.attempted THEN o.attempted_at ELSE d.last_attempt_at END,
          error = CASE WHEN o.attempted THEN o.error ELSE d.error END,
          response_status = CASE WHEN o.attempted THEN o.response_status ELSE d.response_status END,
-         response_time_ms = CASE WHEN o.attempted THEN o.response_time_ms ELSE d.response_time_ms END,
-         request_headers = CASE WHEN o.attempted THEN o.request_headers ELSE d.request_headers END,
-         response_body = CASE WHEN o.attempted THEN o.response_body ELSE d.response_body END,
-         response_headers = CASE WHEN o.attempted THEN o.response_headers ELSE d.response_headers END
+         response_time_ms = CASE WHEN o.attempted THEN o.response_time_ms ELSE d.response_time_ms END
          FROM o, webhook_endpoints e
         WHERE d.id = o.id AND e.id = d.endpoint_id
           AND d.attempt = o.claimed_attempt
