@@ -50,10 +50,11 @@ export async function seedTenants(db, organizationId, tag, workspaces, endpoints
  * One statement: events [from, to) of a group of `total` events, `step` ms apart ending now, each
  * with FAN_OUT deliveries (to alternate halves of its workspace's endpoints) and two attempts per
  * finished delivery (a 503, then a 200 or, for one delivery in 20, another 503: failed). Event g
- * belongs to workspace g mod W. `base` keeps the random part of two groups' ids apart.
+ * belongs to workspace g mod W; its type turns with each round of the workspaces. `base` keeps the
+ * random part of two groups' ids apart.
  */
 const BATCH_SQL = `WITH ev AS MATERIALIZED (
-    SELECT g, t.ms, timestamptz 'epoch' + t.ms * interval '1 millisecond' AS at, (g % $6)::int AS w, (g % 4)::int + 1 AS kind,
+    SELECT g, t.ms, timestamptz 'epoch' + t.ms * interval '1 millisecond' AS at, (g % $6)::int AS w, ((g / $6) % 4)::int + 1 AS kind,
            ${idTime('t.ms')} AS time_id, lpad(to_hex($5 + g), 16, '0') AS rnd, g >= $3 - ${PENDING_EVENTS} AS pending
       FROM generate_series($1::bigint, $2::bigint - 1) AS g
      CROSS JOIN LATERAL (SELECT ($4::bigint + floor(g * $9::float8))::bigint AS ms) t
