@@ -16,13 +16,14 @@ import { noisyNeighbour } from './noisy-neighbour.mjs';
 import { stream } from './stream.mjs';
 import { apiReadMixed } from './api-read-mixed.mjs';
 import { REDIS_URL } from './bullmq-peer.mjs';
+import { scale } from './scale.mjs';
 import { PG_URL, ROOT, freshSchema } from './lib.mjs';
 import { openSeeded, settle } from './service.mjs';
 
 const quick = process.argv.includes('--quick');
 const settings = quick
-  ? { duration: 3, rows: 100_000, deliveries: 5_000, rounds: 1 }
-  : { duration: 10, rows: 1_000_000, deliveries: 50_000, rounds: 5 };
+  ? { duration: 3, rows: 100_000, deliveries: 5_000, rounds: 1, scaleDeliveries: 200_000 }
+  : { duration: 10, rows: 1_000_000, deliveries: 50_000, rounds: 5, scaleDeliveries: 10_000_000 };
 
 async function machine() {
   const client = new pg.Client({ connectionString: PG_URL });
@@ -86,6 +87,7 @@ const SCENARIOS = [
   ['postgres', fleet],
   ['postgres', deepPage],
   ['postgres', stream],
+  ['postgres', scale],
   ['pglite', apiReadMixed],
   ['pglite', apiRead],
   ['pglite', delivery],
@@ -121,6 +123,8 @@ const lines = [
   '',
   `Peak RSS of the service across the run: ${report.peakRssMb.postgres.toFixed(0)} MB on PostgreSQL (target <= 300 MB), ${report.peakRssMb.pglite.toFixed(0)} MB on PGlite (the embedded engine's memory is in the process)`,
   '',
+  // A scenario's own tables and plans (the scale scenario's), after the summary.
+  ...results.filter((r) => r.details).flatMap((r) => [r.details, '']),
 ];
 const dir = join(ROOT, 'bench/results');
 mkdirSync(dir, { recursive: true });

@@ -78,6 +78,28 @@ describe('webhook deliveries', () => {
     await t.ctx.db.query("UPDATE webhook_deliveries SET status = 'pending', attempt = 0, delivered_at = NULL, next_attempt_at = created_at WHERE id IN ($1, $2)", [done, failed]);
   });
 
+  it('lists the final failures of an endpoint and of the workspace, page by page', async () => {
+    // Failed and disabled rows are read through partial indexes of their own (migrations/013).
+    const ofA = all.filter((d) => d.endpointId === a);
+    const [newer, older, gone] = [ofA[0].id, ofA[2].id, ofA[1].id];
+    await t.ctx.db.query("UPDATE webhook_deliveries SET status = 'failed', attempt = 11, next_attempt_at = NULL WHERE id IN ($1, $2)", [newer, older]);
+    await t.ctx.db.query("UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL WHERE id = $1", [gone]);
+    const walk = async (query: string) => {
+      const seen: string[] = [];
+      for (let page = await list(query); ; page = await list(pathOf(page.nextPageUrl!).replace('/v1/webhooks/deliveries', ''))) {
+        seen.push(...ids(page.data));
+        if (!page.nextPageUrl) return seen;
+      }
+    };
+    expect(await walk(`?endpointId=${a}&status=failed&limit=1`)).toEqual([newer, older]);
+    expect(await walk(`?endpointId=${a}&status=disabled&limit=1`)).toEqual([gone]);
+    expect(await walk(`?endpointId=${b}&status=failed&limit=1`)).toEqual([]);
+    expect(await walk('?status=failed&limit=1')).toEqual([newer, older]);
+    expect(await walk('?status=disabled&limit=1')).toEqual([gone]);
+    expect(await walk(`?endpointId=${a}&status=pending&limit=1`)).toEqual(ofA.filter((d) => ![newer, older, gone].includes(d.id)).map((d) => d.id));
+    await t.ctx.db.query("UPDATE webhook_deliveries SET status = 'pending', attempt = 0, next_attempt_at = created_at WHERE id IN ($1, $2, $3)", [newer, older, gone]);
+  });
+
   it('filters by creation time, both bounds inclusive of a row’s own createdAt', async () => {
     const newest = all[0].createdAt;
     const oldest = all[all.length - 1].createdAt;

@@ -1,0 +1,374 @@
+// Scenario: the hot queries on big tables. The same requests, one at a time through the real service,
+// on small tables (a fresh schema, a few thousand rows) and on big ones (10 million deliveries and
+// about 20 million attempts in full; 200k and 400k with --quick), in the same run: the delivery
+// claim (the worker's statement, through its own code, in a transaction rolled back so every claim
+// finds the same rows), the delivery list (first page, by endpoint and status, pending, by event),
+// the event log (first page, by type) and an endpoint's statistics (24h, 7d). On the big tables the
+// measured workspaces are of two kinds: the small set's (the same few rows each, so only the tables
+// around them grew) and busy ones (100,000 deliveries each). The EXPLAIN (ANALYZE, BUFFERS) of each
+// statement on the big tables goes into the results.
+import pg from 'pg';
+import { createOrganization } from '../dist/admin/store.js';
+import { listEvents } from '../dist/events/store.js';
+import { idTimePrefix } from '../dist/lib/ids.js';
+import { endpointStats } from '../dist/webhooks/attempts/stats.js';
+import { runRollup } from '../dist/webhooks/attempts/rollup.js';
+import { listDeliveries } from '../dist/webhooks/deliveries/store.js';
+import { claimByLease, claimLocked } from '../dist/webhooks/engine/claim.js';
+import { HeldClaim } from '../dist/webhooks/engine/held-claim.js';
+import { PG_URL, freshSchema, median, percentile, round } from './lib.mjs';
+import { DAYS, FAN_OUT, bulkLoad, seedGroup, seedTenants } from './scale-seed.mjs';
+import { openSeeded, settle, startService } from './service.mjs';
+
+const WORKSPACES = 100;
+const ENDPOINTS = 10;
+/** The small set: 5,000 deliveries over 100 workspaces. */
+const SMALL_EVENTS = 1_000;
+const REQUESTS = 200;
+const WARM_UP = 20;
+/** Rows a claim asks for: what a worker of 64 slots takes at most in one. */
+const CLAIM_LIMIT = 64;
+const TARGET = 1.3;
+const LEASE_MS = 60_000;
+const ROLLUP_DAYS = 8;
+
+/** A deterministic sequence of numbers in [0, 1), the same in both phases. */
+function randoms(seed) {
+  let s = seed;
+  return () => ((s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+}
+
+/** `count` events of the group, at times spread over its days, found by their ids' time. */
+async function sampleEvents(db, tenants, count) {
+  const next = randoms(7);
+  const ids = tenants.map((t) => t.id);
+  const keyOf = new Map(tenants.map((t) => [t.id, t.apiKey]));
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const at = new Date(Date.now() - (2 * 3_600_000 + next() * (DAYS - 1) * 86_400_000));
+    const [row] = await db.query('SELECT id, workspace_id FROM events WHERE id >= $1 AND id < $2 AND workspace_id = ANY ($3) ORDER BY id LIMIT 1', [
+      idTimePrefix('evt', at),
+      'evt_~',
+      ids,
+    ]);
+    if (row) out.push({ id: row.id, workspaceId: row.workspace_id, apiKey: keyOf.get(row.workspace_id) });
+  }
+  return out;
+}
+
+/** The HTTP requests measured: request i of each, rotating over workspaces, endpoints and events. */
+function requestsOf(tenants, events) {
+  const tenant = (i) => tenants[(i * 37) % tenants.length];
+  const endpoint = (i) => tenant(i).endpointIds[i % ENDPOINTS];
+  const of = (path) => (i) => ({ apiKey: tenant(i).apiKey, path: path(i) });
+  return [
+    ['deliveries, first page', of(() => '/v1/webhooks/deliveries')],
+    ['deliveries, endpointId and status=failed', of((i) => `/v1/webhooks/deliveries?endpointId=${endpoint(i)}&status=failed`)],
+    ['deliveries, status=pending', of(() => '/v1/webhooks/deliveries?status=pending')],
+    ['deliveries, eventId', (i) => ({ apiKey: events[i % events.length].apiKey, path: `/v1/webhooks/deliveries?eventId=${events[i % events.length].id}` })],
+    ['events, first page', of(() => '/v1/events')],
+    ['events, type=order.paid', of(() => '/v1/events?type=order.paid')],
+    ['endpoint stats, 24h', of((i) => `/v1/webhooks/endpoints/${endpoint(i)}/stats?window=24h`)],
+    ['endpoint stats, 7d', of((i) => `/v1/webhooks/endpoints/${endpoint(i)}/stats?window=7d`)],
+  ];
+}
+
+function summary(ms) {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return { median: median(sorted), p99: percentile(sorted, 99) };
+}
+
+/** One request through the service, timed; anything but a 200 stops the run. */
+async function timed(serviceUrl, { apiKey, path }) {
+  const started = performance.now();
+  const res = await fetch(serviceUrl + path, { headers: { authorization: `Bearer ${apiKey}` } });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text}`);
+  return performance.now() - started;
+}
+
+/**
+ * The worker's claim through its own code: held (claimLocked, the default on PostgreSQL: row locks
+ * of a transaction, generic plans) or by lease (claimByLease), in a transaction rolled back, so each
+ * finds the same rows. Returns the claim's time.
+ */
+async function timedClaim(db, kind) {
+  const tx = await db.begin(kind === 'held' ? HeldClaim.SETTINGS : undefined);
+  try {
+    const started = performance.now();
+    const jobs = kind === 'held' ? await claimLocked(tx, {}, new Date(), CLAIM_LIMIT) : await claimByLease(tx, new Date(), LEASE_MS, CLAIM_LIMIT);
+    if (jobs.length === 0) throw new Error('the claim found no due row');
+    return performance.now() - started;
+  } finally {
+    await tx.rollback();
+  }
+}
+
+/**
+ * Every measurement on every side (small tables; big tables, the small set's workspaces; big
+ * tables, busy workspaces), side by side: request i of a query goes to each side in turn, so that
+ * whatever else the machine does falls on all of them alike.
+ */
+async function measure(sides) {
+  // The lease claim comes last: each one, rolled back, leaves dead versions of the rows it updated
+  // (and their entries in the due-rows index) that every statement reading pending rows after it
+  // would step over until a vacuum.
+  const queries = [
+    [`claim, held (${CLAIM_LIMIT} rows)`, (side) => () => timedClaim(side.db, 'held')],
+    ...requestsOf(sides[0].tenants, sides[0].events).map(([query], q) => [query, (side) => (i) => timed(side.service.url, requestsOf(side.tenants, side.events)[q][1](i))]),
+    [`claim, by lease (${CLAIM_LIMIT} rows)`, (side) => () => timedClaim(side.db, 'lease')],
+  ];
+  const out = sides.map(() => []);
+  for (const [query, of] of queries) {
+    process.stdout.write(`    ${query}\n`);
+    const runs = sides.map(of);
+    const ms = sides.map(() => []);
+    for (let i = 0; i < WARM_UP + REQUESTS; i++) {
+      for (const [s, run] of runs.entries()) {
+        const took = await run(i);
+        if (i >= WARM_UP) ms[s].push(took);
+      }
+    }
+    for (const [s, times] of ms.entries()) out[s].push({ query, ...summary(times) });
+  }
+  return out;
+}
+
+/** A client without the service's statement time-out, for seeding and EXPLAIN. */
+async function client(url) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  return c;
+}
+
+/**
+ * The rollup job (dist) over the last ROLLUP_DAYS: the watermark is set there first, so the job
+ * counts what the statistics' windows (7 days at most) can read and not the older attempts, which
+ * no window reads.
+ */
+async function rollUp(db, c) {
+  const started = performance.now();
+  await c.query(`UPDATE webhook_endpoint_stats_rollup SET rolled_until = date_bin('5 minutes', now() - make_interval(days => $1), timestamptz 'epoch')`, [ROLLUP_DAYS]);
+  const run = await runRollup({ db, clock: { now: () => new Date() }, config: { leaseMs: LEASE_MS } });
+  await c.query('ANALYZE webhook_endpoint_stats');
+  return { seconds: (performance.now() - started) / 1000, steps: run.steps.length, attempts: run.steps.reduce((n, s) => n + s.attempts, 0) };
+}
+
+async function sizes(c) {
+  const tables = ['events', 'webhook_deliveries', 'webhook_delivery_attempts', 'webhook_endpoint_stats'];
+  const rows = await c.query(
+    `SELECT relname AS name, pg_total_relation_size(c.oid) AS total, pg_relation_size(c.oid) AS heap, reltuples::bigint AS rows
+       FROM pg_class c WHERE relname = ANY ($1) AND relnamespace = current_schema()::regnamespace ORDER BY relname`,
+    [tables],
+  );
+  return rows.rows.map((r) => ({ name: r.name, rows: Number(r.rows), totalMb: Number(r.total) / 2 ** 20, heapMb: Number(r.heap) / 2 ** 20 }));
+}
+
+/** Statistics and the visibility map (which index-only scans read) as autovacuum leaves them after a load. */
+async function vacuum(clients) {
+  const started = performance.now();
+  const tables = ['webhook_delivery_attempts', 'webhook_deliveries', 'events', 'webhook_endpoints'];
+  let next = 0;
+  await Promise.all(clients.map(async (c) => {
+    while (next < tables.length) await c.query(`VACUUM (ANALYZE) ${tables[next++]}`);
+  }));
+  return (performance.now() - started) / 1000;
+}
+
+const literal = (c, v) =>
+  v === null || v === undefined
+    ? 'NULL'
+    : v instanceof Date
+      ? `'${v.toISOString()}'`
+      : typeof v === 'number'
+        ? String(v)
+        : Array.isArray(v)
+          ? c.escapeLiteral(`{${v.map((x) => `"${x}"`).join(',')}}`)
+          : c.escapeLiteral(String(v));
+
+/**
+ * The plan of a captured statement as the service runs it: a prepared statement executed five
+ * times first (after which PostgreSQL may keep a generic plan), then EXPLAIN (ANALYZE, BUFFERS), in a
+ * transaction rolled back. `generic` forces the generic plan, as the held claim's settings do.
+ */
+async function explain(c, { sql, params }, generic) {
+  await c.query('BEGIN');
+  try {
+    if (generic) await c.query('SET LOCAL plan_cache_mode = force_generic_plan');
+    await c.query(`PREPARE scale_plan AS ${sql}`);
+    const execute = `EXECUTE scale_plan (${(params ?? []).map((p) => literal(c, p)).join(', ')})`;
+    if ((params ?? []).length === 0) throw new Error('no parameters');
+    for (let i = 0; i < 5; i++) await c.query(execute);
+    const plan = await c.query(`EXPLAIN (ANALYZE, BUFFERS) ${execute}`);
+    return plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+  } finally {
+    await c.query('ROLLBACK');
+    await c.query('DEALLOCATE ALL');
+  }
+}
+
+/** The SQL of each measured query (captured from the stores' own calls), with its plan on the big tables. */
+async function plans(db, c, busy, events) {
+  const captured = [];
+  const capture = (q) => ({
+    query: async (sql, params) => {
+      captured.push({ sql, params });
+      return q.query(sql, params);
+    },
+  });
+  const cap = capture(db);
+  const [t] = busy;
+  const event = events[0];
+  const out = [];
+  const add = async (query, run, generic = false) => {
+    captured.length = 0;
+    await run();
+    const statement = captured.at(-1);
+    out.push({ query, sql: statement.sql, params: statement.params, plan: await explain(c, statement, generic) });
+  };
+  const tx = await db.begin(HeldClaim.SETTINGS);
+  try {
+    await add('claim, held', () => claimLocked(capture(tx), {}, new Date(), CLAIM_LIMIT), true);
+  } finally {
+    await tx.rollback();
+  }
+  await add('deliveries, first page', () => listDeliveries(cap, t.id, {}, null, 20));
+  await add('deliveries, endpointId and status=failed', () => listDeliveries(cap, t.id, { endpointId: t.endpointIds[0], status: 'failed' }, null, 20));
+  await add('deliveries, status=pending', () => listDeliveries(cap, t.id, { status: 'pending' }, null, 20));
+  await add('deliveries, eventId', () => listDeliveries(cap, event.workspaceId, { eventId: event.id }, null, 20));
+  await add('events, first page', () => listEvents(cap, t.id, {}, null, 20));
+  await add('events, type=order.paid', () => listEvents(cap, t.id, { type: 'order.paid' }, null, 20));
+  await add('endpoint stats, 24h', () => endpointStats(cap, t.endpointIds[0], '24h', new Date()));
+  await add('endpoint stats, 7d', () => endpointStats(cap, t.endpointIds[0], '7d', new Date()));
+  await add('claim, by lease', async () => {
+    const lease = await db.begin();
+    try {
+      await claimByLease(capture(lease), new Date(), LEASE_MS, CLAIM_LIMIT);
+    } finally {
+      await lease.rollback();
+    }
+  });
+  return out;
+}
+
+function table(small, quiet, busy) {
+  const lines = [
+    '| query | small: median / p99 ms | big, same small workspaces: median / p99 ms | ratio | big, busy workspaces: median / p99 ms | ratio |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const [i, s] of small.entries()) {
+    const q = quiet[i];
+    const b = busy[i];
+    lines.push(
+      `| ${s.query} | ${round(s.median, 2)} / ${round(s.p99, 2)} | ${round(q.median, 2)} / ${round(q.p99, 2)} | ${round(q.median / s.median, 2)} | ${round(b.median, 2)} / ${round(b.p99, 2)} | ${round(b.median / s.median, 2)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Clients without the service's statement time-out, for seeding, VACUUM and EXPLAIN: two, one per core. */
+async function clients(url) {
+  return Promise.all([client(url), client(url)]);
+}
+
+async function stopAll(list) {
+  await Promise.all(list.filter(Boolean).map((x) => (x.stop ? x.stop() : x.end())));
+}
+
+export async function scale(target, seeded, { scaleDeliveries }) {
+  const bigEvents = Math.round(scaleDeliveries / FAN_OUT);
+  const schema = await freshSchema();
+  const bigTarget = { engine: 'postgres', url: schema.url, baseUrl: PG_URL, schema: schema.schema };
+  const big = await openSeeded(bigTarget);
+  const smallClients = await clients(target.url);
+  const bigClients = await clients(schema.url);
+  const services = [];
+  try {
+    // Small: the run's fresh schema, a few thousand rows.
+    process.stdout.write('  small tables\n');
+    const smallOrg = await createOrganization(seeded.db, { slug: `scale-${Date.now()}`, name: 'Scale' }, new Date());
+    const smallTenants = await seedTenants(seeded.db, smallOrg.id, 'a', WORKSPACES, ENDPOINTS);
+    await seedGroup(smallClients, smallTenants, SMALL_EVENTS, 0);
+    await vacuum(smallClients);
+    await rollUp(seeded.db, smallClients[0]);
+
+    // Big: another schema, the small set's workspaces again (same shape) and the busy ones around them.
+    const [c] = bigClients;
+    const dbSize = async () => Number((await c.query('SELECT pg_database_size(current_database()) AS n')).rows[0].n) / 2 ** 30;
+    const sizeBefore = await dbSize();
+    process.stdout.write(`  big tables: ${scaleDeliveries.toLocaleString('en')} deliveries\n`);
+    const org = await createOrganization(big.db, { slug: `scale-${Date.now()}`, name: 'Scale' }, new Date());
+    const quietTenants = await seedTenants(big.db, org.id, 'a', WORKSPACES, ENDPOINTS);
+    const busyTenants = await seedTenants(big.db, org.id, 'b', WORKSPACES, ENDPOINTS);
+    const { loadSeconds, indexSeconds } = await bulkLoad(bigClients, async (list) => {
+      await seedGroup(list, quietTenants, SMALL_EVENTS, 0);
+      await seedGroup(list, busyTenants, bigEvents, 2 ** 40, (done) => process.stdout.write(`    seeded ${(done * FAN_OUT).toLocaleString('en')} deliveries\n`));
+    });
+    process.stdout.write(`    rows in ${round(loadSeconds, 0)} s, indexes in ${round(indexSeconds, 0)} s\n`);
+    const vacuumSeconds = await vacuum(bigClients);
+    const rollup = await rollUp(big.db, c);
+    const seedSeconds = loadSeconds + indexSeconds + vacuumSeconds + rollup.seconds;
+    process.stdout.write(`    vacuum in ${round(vacuumSeconds, 0)} s, rollup in ${round(rollup.seconds, 0)} s\n`);
+    const bigSizes = await sizes(c);
+    const sizeAfter = await dbSize();
+    await settle(big.db);
+
+    const sides = [
+      { db: seeded.db, tenants: smallTenants, service: await startService(target, { SVC_WORKERS: '0' }) },
+      { db: big.db, tenants: quietTenants, service: await startService(bigTarget, { SVC_WORKERS: '0' }) },
+    ];
+    sides.push({ db: big.db, tenants: busyTenants, service: sides[1].service });
+    services.push(sides[0].service, sides[1].service);
+    for (const side of sides) side.events = await sampleEvents(side.db, side.tenants, 50);
+    const [small, quiet, busy] = await measure(sides);
+    const peakRssMb = Math.max(...services.map((s) => s.peakRssMb() ?? 0));
+    // The rolled-back lease claims' dead rows gone, as before the measurements.
+    await c.query('VACUUM webhook_deliveries');
+    const bigPlans = await plans(big.db, c, busyTenants, sides[2].events);
+
+    const ratios = small.map((s, i) => ({ query: s.query, quiet: quiet[i].median / s.median, busy: busy[i].median / s.median }));
+    const worst = Math.max(...ratios.map((r) => r.busy));
+    const deliveries = bigSizes.find((s) => s.name === 'webhook_deliveries');
+    const attempts = bigSizes.find((s) => s.name === 'webhook_delivery_attempts');
+    const details = [
+      `## Scale: ${deliveries.rows.toLocaleString('en')} deliveries, ${attempts.rows.toLocaleString('en')} attempts`,
+      '',
+      `Seeding the big tables took ${round(seedSeconds, 0)} s: ${round(loadSeconds, 0)} s for the rows (${Math.ceil(bigEvents / 200_000)} statements on 2 connections, secondary indexes dropped), ` +
+        `${round(indexSeconds, 0)} s to build the indexes again, ${round(vacuumSeconds, 0)} s for VACUUM (ANALYZE), ${round(rollup.seconds, 0)} s for the rollup job over the last ${ROLLUP_DAYS} days ` +
+        `(${rollup.steps} steps, ${rollup.attempts.toLocaleString('en')} attempts). The database grew by ${round(sizeAfter - sizeBefore, 1)} GiB.`,
+      '',
+      '| table | rows | heap MB | with indexes MB |',
+      '|---|---|---|---|',
+      ...bigSizes.map((s) => `| ${s.name} | ${s.rows.toLocaleString('en')} | ${round(s.heapMb, 0)} | ${round(s.totalMb, 0)} |`),
+      '',
+      `${REQUESTS} requests each (after ${WARM_UP} to warm up), one at a time through the service, taking turns between the three sides; the claims in-process ` +
+        `through the worker's code. Ratio: big median / small median (target <= ${TARGET}).`,
+      '',
+      table(small, quiet, busy),
+      '',
+      `Plans on the big tables (busy workspace), each after five executions of the prepared statement:`,
+      '',
+      ...bigPlans.flatMap((p) => [`### ${p.query}`, '', '```sql', p.sql.trim(), '```', '', '```', p.plan, '```', '']),
+    ].join('\n');
+    return {
+      name: `Scale (${deliveries.rows.toLocaleString('en')} deliveries, ${attempts.rows.toLocaleString('en')} attempts; claim, delivery and event lists, endpoint stats; big vs small tables)`,
+      value: round(worst, 2),
+      unit: 'x worst median ratio',
+      extra: [`seeded in ${round(seedSeconds, 0)} s, ${round(sizeAfter - sizeBefore, 1)} GiB`, ...ratios.map((r) => `${r.query} ${round(r.busy, 2)}x`)].join('; '),
+      target: `<= ${TARGET}x each`,
+      pass: ratios.every((r) => r.busy <= TARGET),
+      peakRssMb,
+      small,
+      bigSmallWorkspaces: quiet,
+      bigBusyWorkspaces: busy,
+      sizes: bigSizes,
+      seedSeconds: { load: loadSeconds, indexes: indexSeconds, vacuum: vacuumSeconds, rollup: rollup.seconds },
+      details,
+    };
+  } finally {
+    await stopAll(services);
+    await stopAll([...smallClients, ...bigClients]);
+    await big.db.close();
+    await schema.drop();
+  }
+}
