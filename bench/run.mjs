@@ -97,7 +97,16 @@ const SCENARIOS = [
 const results = [];
 for (const [engine, scenario] of SCENARIOS) {
   process.stdout.write(`running ${scenario.name} on ${engine}...\n`);
-  const result = await onFresh(engine, scenario);
+  let result;
+  try {
+    result = await onFresh(engine, scenario);
+  } catch (error) {
+    // One scenario failing does not lose the others' figures: it is reported as failed, and the
+    // run exits non-zero after writing the results.
+    process.stdout.write(`  ${scenario.name} failed: ${error?.stack ?? error}\n`);
+    process.exitCode = 1;
+    result = { name: `${scenario.name}: failed (${String(error?.message ?? error).slice(0, 200)})`, value: null, unit: '', target: '', pass: false };
+  }
   results.push({ engine, ...result });
   for (const r of [result, result.peer].filter(Boolean)) {
     process.stdout.write(`  ${r.name}: ${r.value} ${r.unit} (baseline ${r.baseline}, ratio ${r.ratio}) ${r.pass ? 'PASS' : 'MISS'}\n`);
