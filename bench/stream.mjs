@@ -6,10 +6,14 @@ import { startService } from './service.mjs';
 
 const READERS = 100;
 
-/** A stream reader that notes, per event, the milliseconds from its `created` to its arrival. */
+/**
+ * A stream reader that notes, per event, the milliseconds from its `created` to its arrival, and
+ * that time (`created`), so that a measurement counts only the events it made.
+ */
 function openReader(url, apiKey) {
   return new Promise((resolve, reject) => {
     const lags = [];
+    const created = [];
     const ids = new Set();
     let duplicates = 0;
     const req = request(`${url}/v1/events/stream`, { headers: { authorization: `Bearer ${apiKey}`, accept: 'text/event-stream' } }, (res) => {
@@ -28,10 +32,11 @@ function openReader(url, apiKey) {
           const event = JSON.parse(data.slice(6));
           if (ids.has(event.id)) duplicates++;
           ids.add(event.id);
-          lags.push(now - Date.parse(event.created));
+          created.push(Date.parse(event.created));
+          lags.push(now - created[created.length - 1]);
         }
       });
-      resolve({ lags, ids, duplicates: () => duplicates, close: () => req.destroy() });
+      resolve({ lags, created, ids, duplicates: () => duplicates, close: () => req.destroy() });
     });
     req.on('error', () => {});
     req.end();
@@ -44,17 +49,19 @@ async function measure(target, seeded, rate, seconds, settleMs) {
   // Warm: a few seconds of the same load first, not counted.
   await steadyLoad(service.url, seeded.apiKey, rate, 2);
   await sleep(settleMs + 500);
-  for (const reader of readers) reader.lags.length = 0;
+  // Only events created from here on count: a warm-up event still arriving (a settle held it) is not one of them.
+  const start = Date.now();
   const { failed, achieved } = await steadyLoad(service.url, seeded.apiKey, rate, seconds);
   const written = Math.round(rate * seconds);
+  const measured = (r) => r.lags.filter((_, i) => r.created[i] >= start);
   // Until every reader has every event (or 30 s).
   const deadline = Date.now() + 30_000;
-  while (readers.some((r) => r.lags.length < written) && Date.now() < deadline) await sleep(50);
+  while (readers.some((r) => measured(r).length < written) && Date.now() < deadline) await sleep(50);
   const rss = service.peakRssMb();
   for (const reader of readers) reader.close();
   await service.stop();
-  const lags = readers.flatMap((r) => r.lags).sort((a, b) => a - b);
-  const complete = readers.filter((r) => r.lags.length === written).length;
+  const lags = readers.flatMap(measured).sort((a, b) => a - b);
+  const complete = readers.filter((r) => measured(r).length === written).length;
   const duplicates = readers.reduce((sum, r) => sum + r.duplicates(), 0);
   return { failed, achieved, written, lags, complete, duplicates, received: lags.length, rss };
 }
