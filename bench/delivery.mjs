@@ -127,6 +127,9 @@ async function drain(service, receiver, count, wake, pending) {
  * Then the BullMQ peer, also one process for every round and warmed up on the same rows, delivers the
  * round's rows again: enqueued beforehand in a paused queue, which resuming sets going.
  */
+/** BENCH_PEER=0 leaves the peer out: the service and the raw client alone, as before the peer was added. */
+const WITH_PEER = process.env.BENCH_PEER !== '0';
+
 async function postgresRounds(target, seeded, receiver, endpoint, secret, count, rounds) {
   const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY), SVC_POLL_INTERVAL: '1h' });
   const wake = () => seeded.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', 'bench')`);
@@ -134,11 +137,14 @@ async function postgresRounds(target, seeded, receiver, endpoint, secret, count,
   const runs = [];
   let peer;
   try {
-    peer = await startPeer(seeded.db, { databaseUrl: target.url, receiverUrl: receiver.url, secret, concurrency: CONCURRENCY });
+    if (WITH_PEER) peer = await startPeer(seeded.db, { databaseUrl: target.url, receiverUrl: receiver.url, secret, concurrency: CONCURRENCY });
     const warmRows = await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, rounds * count + 1, WARM_UP);
     const cold = await drain(service, receiver, WARM_UP, wake, pending);
-    await peer.load(warmRows);
-    const peerCold = await drain(peer, receiver, WARM_UP, peer.wake, peer.pending);
+    let peerCold = null;
+    if (peer) {
+      await peer.load(warmRows);
+      peerCold = await drain(peer, receiver, WARM_UP, peer.wake, peer.pending);
+    }
     for (let i = 0; i < rounds; i++) {
       // Every round starts from the same state: the earlier deliveries gone, the new rows'
       // statistics taken (as autovacuum would), then a checkpoint.
@@ -148,12 +154,15 @@ async function postgresRounds(target, seeded, receiver, endpoint, secret, count,
       await settle(seeded.db);
       const { rate: ceiling, cpuPerRequestUs } = await rawUndici(receiver.url, secret, rows);
       const { rate, serviceCpuUs, postgresCpuUs, idle } = await drain(service, receiver, count, wake, pending);
-      await peer.load(rows);
-      await settle(seeded.db);
-      const bullmq = await drain(peer, receiver, count, peer.wake, peer.pending);
-      runs.push({ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, postgresCpuUs, idle, cpuPerRequestUs, peer: bullmq, peerRatio: rate / bullmq.rate });
+      let bullmq = null;
+      if (peer) {
+        await peer.load(rows);
+        await settle(seeded.db);
+        bullmq = await drain(peer, receiver, count, peer.wake, peer.pending);
+      }
+      runs.push({ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, postgresCpuUs, idle, cpuPerRequestUs, peer: bullmq, peerRatio: bullmq ? rate / bullmq.rate : null });
     }
-    return { runs, cold, peerCold, rss: service.peakRssMb(), peerRss: peer.peakRssMb() };
+    return { runs, cold, peerCold, rss: service.peakRssMb(), peerRss: peer ? peer.peakRssMb() : null };
   } finally {
     await service.stop();
     await peer?.stop();
