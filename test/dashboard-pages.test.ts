@@ -2,13 +2,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSignInCode } from '../src/dashboard/store.js';
 import { DASHBOARD_DIST } from '../src/dashboard/static.js';
 import { loggerOptions } from '../src/http/logger.js';
 import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
 import { userOf } from './helpers/app.js';
 import { launchChromium } from './helpers/browser.js';
-import { heading, record, watch, type PageWatch } from './helpers/dashboard.js';
+import { heading, record, signInToStore, watch, type PageWatch } from './helpers/dashboard.js';
 import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';
 import { startLiveApp, type LiveApp } from './helpers/live.js';
 import { LogCapture } from './helpers/log.js';
@@ -67,13 +66,7 @@ describe('dashboard pages in Chromium', { timeout: 180_000 }, () => {
     page.on('requestfailed', (request) => request.url().includes('/v1/events/stream') && streams.ended++);
     page.on('requestfinished', (request) => request.url().includes('/v1/events/stream') && streams.ended++);
 
-    const { code } = await createSignInCode(t.ctx.db, userOf(t.demo, 'owner').id, t.clock.now());
-    secrets.push(code);
-    await page.goto(at(`/#code=${code}`));
-    await heading(page, /^(Store|Staging)$/, 120_000);
-    secrets.push(JSON.parse((await page.evaluate(() => sessionStorage.getItem('svc.dashboard.session')))!).token);
-    await page.getByTestId('workspace-switcher').selectOption({ label: 'Acme Inc. / Store' });
-    await heading(page, 'Store');
+    await signInToStore(page, t, secrets);
   }, 180_000);
   afterAll(async () => {
     await browser?.close();

@@ -3,7 +3,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { createSignInCode } from '../../src/dashboard/store.js';
+import { userOf } from './app.js';
 import { ENGINE } from './db.js';
+import type { LiveApp } from './live.js';
 
 /** axe-core's browser build, evaluated in the page through DevTools (which the page's CSP does not govern). */
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -53,4 +56,18 @@ export async function record(page: Page, name: string, audit: Record<string, num
 /** The page's main heading, once it is there (a first load on a busy machine may take longer: `timeout`). */
 export async function heading(page: Page, name: string | RegExp, timeout?: number): Promise<void> {
   await page.getByRole('heading', { level: 1, name }).waitFor({ timeout });
+}
+
+/**
+ * Signs the demo owner in to the dashboard of `t` with a one-time link and opens the Store
+ * workspace. The code and the session token go into `secrets`, which a test checks stay out of logs.
+ */
+export async function signInToStore(page: Page, t: LiveApp, secrets: string[]): Promise<void> {
+  const { code } = await createSignInCode(t.ctx.db, userOf(t.demo, 'owner').id, t.clock.now());
+  secrets.push(code);
+  await page.goto(`${t.base}/dashboard/#code=${code}`);
+  await heading(page, /^(Store|Staging)$/, 120_000);
+  secrets.push(JSON.parse((await page.evaluate(() => sessionStorage.getItem('svc.dashboard.session')))!).token);
+  await page.getByTestId('workspace-switcher').selectOption({ label: 'Acme Inc. / Store' });
+  await heading(page, 'Store');
 }
