@@ -5375,7 +5375,7 @@ export interface operations {
                         /** @description Every other attempt: other statuses, time-outs, refused or broken connections. */
                         failures: number;
                         successRate: number | null;
-                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at their time rounded to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above). */
+                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at a rounded time: in the 1h window to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above), in the 24h and 7d windows within 1/32 (3.2%) of the time (exact below 32 ms). */
                         latencyMs: {
                             p50: number | null;
                             p95: number | null;
@@ -9668,7 +9668,7 @@ export interface operations {
                         /** @description Every other attempt: other statuses, time-outs, refused or broken connections. */
                         failures: number;
                         successRate: number | null;
-                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at their time rounded to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above). */
+                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at a rounded time: in the 1h window to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above), in the 24h and 7d windows within 1/32 (3.2%) of the time (exact below 32 ms). */
                         latencyMs: {
                             p50: number | null;
                             p95: number | null;

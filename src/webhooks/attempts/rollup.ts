@@ -4,6 +4,8 @@ import { startPeriodic } from '../../ops/periodic.js';
 
 /** The rollup's buckets: 5 minutes, aligned to UTC (the smallest bucket of the stats windows). */
 export const ROLLUP_BUCKET_MS = 5 * 60_000;
+/** The hourly level's rows: an hour each, aligned to UTC (the 24h and 7d windows' buckets are whole hours). */
+export const HOUR_MS = 60 * 60_000;
 /** At most this much of the attempts' time per transaction, so a first run over a large table is many short ones. */
 export const ROLLUP_STEP_MS = 6 * 60 * 60_000;
 /** A process rolls up this long after it starts, then this long after each run. */
@@ -38,31 +40,79 @@ const ROUNDED_MS = `CASE WHEN a.response_time_ms IS NULL THEN -1
                           WHEN a.response_time_ms < 10000 THEN round(a.response_time_ms, -2)::int
                           ELSE round(a.response_time_ms, -3)::int END`;
 
+/** 2^0 .. 2^30: width_bucket over them gives a time's power of two (its highest bit) in one lookup. */
+const POWERS_OF_TWO = `'{${Array.from({ length: 31 }, (_, i) => 2 ** i).join(',')}}'::int[]`;
+
+/** Below this a time is its own latency class; above, 16 classes per power of two. */
+export const HOURLY_EXACT_BELOW_MS = 32;
+
 /**
- * The attempts started in [$1, $2), counted by endpoint, 5-minute bucket, verdict and rounded time,
- * added to the rollup. Read endpoint by endpoint through the (endpoint_id, started_at) index (the
- * attempts have no index on the time alone, and the delivery path pays for none): one index range
- * per endpoint, over the step's attempts only. The aggregate inside the lateral subquery keeps the
- * planner from turning this into a join over the whole table. Endpoints deleted (more than the
- * margin) before the step are skipped: their statistics are not served any more.
+ * The latency class of a response time (ms, an integer) in the hourly level, as its midpoint: the
+ * time itself below 32 ms; above, the power of two holding it is cut into 16 classes of equal width
+ * (32-33, 34-35, ..., 62-63, 64-67, ..., 1024-1087, ...), so a class is at most 1/16 of the times
+ * it holds wide and its midpoint within 1/32 (3.2%) of each. The same as HOURLY_CLASS_MS, in SQL.
+ */
+export function latencyClassMs(ms: number): number {
+  if (ms < HOURLY_EXACT_BELOW_MS) return ms;
+  const shift = 31 - Math.clz32(ms) - 4;
+  const width = 2 ** shift;
+  return Math.floor(ms / width) * width + width / 2;
+}
+
+const SHIFT = `(width_bucket(a.response_time_ms, ${POWERS_OF_TWO}) - 5)`;
+/** latencyClassMs in SQL, -1 for no measured time (as ROUNDED_MS). */
+const HOURLY_CLASS_MS = `CASE WHEN a.response_time_ms IS NULL THEN -1
+                              WHEN a.response_time_ms < ${HOURLY_EXACT_BELOW_MS} THEN a.response_time_ms
+                              ELSE ((a.response_time_ms >> ${SHIFT}) << ${SHIFT}) + (1 << (${SHIFT} - 1)) END`;
+
+/**
+ * The attempts started in [$1, $2), counted by endpoint, 5-minute bucket, verdict, rounded time and
+ * latency class, added to both levels: the 5-minute one (rows by bucket, verdict and rounded time)
+ * and the hourly one (a row per endpoint and hour: counts and a histogram by class, merged into the
+ * hour's row when an earlier step counted a part of that hour already). Read endpoint by endpoint
+ * through the (endpoint_id, started_at) index (the attempts have no index on the time alone, and the
+ * delivery path pays for none): one index range per endpoint, over the step's attempts only, read
+ * once for both levels. The aggregate inside the lateral subquery keeps the planner from turning this
+ * into a join over the whole table. Endpoints deleted (more than the margin) before the step are
+ * skipped: their statistics are not served any more.
  */
 const ROLL_SQL = `WITH s AS (
-    SELECT e.id AS endpoint_id, e.workspace_id, c.bucket_start, c.ok, c.latency_ms, c.n
+    SELECT e.id AS endpoint_id, e.workspace_id, c.bucket_start, c.ok, c.latency_ms, c.class_ms, c.n
       FROM webhook_endpoints e
      CROSS JOIN LATERAL (
-       SELECT date_bin('5 minutes', a.started_at, timestamptz 'epoch') AS bucket_start, a.ok, ${ROUNDED_MS} AS latency_ms, count(*)::int AS n
+       SELECT date_bin('5 minutes', a.started_at, timestamptz 'epoch') AS bucket_start, a.ok, ${ROUNDED_MS} AS latency_ms,
+              ${HOURLY_CLASS_MS} AS class_ms, count(*)::int AS n
          FROM webhook_delivery_attempts a
         WHERE a.endpoint_id = e.id AND a.started_at >= $1 AND a.started_at < $2
-        GROUP BY 1, 2, 3
+        GROUP BY 1, 2, 3, 4
      ) c
      WHERE e.deleted_at IS NULL OR e.deleted_at >= $3
   ), added AS (
     INSERT INTO webhook_endpoint_stats (endpoint_id, workspace_id, bucket_start, ok, latency_ms, n)
-    SELECT endpoint_id, workspace_id, bucket_start, ok, latency_ms, n FROM s
+    SELECT endpoint_id, workspace_id, bucket_start, ok, latency_ms, sum(n)::int FROM s GROUP BY 1, 2, 3, 4, 5
         ON CONFLICT (endpoint_id, bucket_start, ok, latency_ms) DO UPDATE SET n = webhook_endpoint_stats.n + excluded.n
     RETURNING 1
+  ), classes AS (
+    SELECT endpoint_id, workspace_id, date_bin('1 hour', bucket_start, timestamptz 'epoch') AS hour_start, class_ms,
+           coalesce(sum(n) FILTER (WHERE ok), 0)::int AS successes, coalesce(sum(n) FILTER (WHERE NOT ok), 0)::int AS failures, sum(n)::int AS n
+      FROM s GROUP BY 1, 2, 3, 4
+  ), hours AS (
+    INSERT INTO webhook_endpoint_stats_hourly AS h (endpoint_id, workspace_id, hour_start, successes, failures, latency_ms, latency_n)
+    SELECT endpoint_id, workspace_id, hour_start, sum(successes), sum(failures),
+           coalesce(array_agg(class_ms ORDER BY class_ms) FILTER (WHERE class_ms >= 0), '{}'),
+           coalesce(array_agg(n ORDER BY class_ms) FILTER (WHERE class_ms >= 0), '{}')
+      FROM classes GROUP BY 1, 2, 3
+        ON CONFLICT (endpoint_id, hour_start) DO UPDATE SET
+           successes = h.successes + excluded.successes,
+           failures = h.failures + excluded.failures,
+           (latency_ms, latency_n) = (
+             SELECT coalesce(array_agg(ms ORDER BY ms), '{}'), coalesce(array_agg(n ORDER BY ms), '{}')
+               FROM (SELECT ms, sum(n)::int AS n
+                       FROM (SELECT * FROM unnest(h.latency_ms, h.latency_n) UNION ALL SELECT * FROM unnest(excluded.latency_ms, excluded.latency_n)) x (ms, n)
+                      GROUP BY ms) m)
+    RETURNING 1
   )
-  SELECT coalesce(sum(n), 0)::int AS attempts, (SELECT count(*)::int FROM added) AS rows FROM s`;
+  SELECT coalesce(sum(n), 0)::int AS attempts, (SELECT count(*)::int FROM added) AS rows, (SELECT count(*)::int FROM hours) AS hours FROM s`;
 
 /** The oldest attempt's time, found with one index descent per endpoint; null without attempts. */
 const OLDEST_SQL = `SELECT min(o.started_at) AS oldest
@@ -95,9 +145,9 @@ export interface RollupOptions {
  * Rolls the attempts up to the horizon (rollupHorizon at ctx.clock's now), one transaction per step
  * of at most `stepMs`. Each step holds the schema's advisory lock, reads the watermark (locking its
  * row, so even two steps that got past the lock at once would run one after the other and the
- * second would start where the first ended), adds [rolled_until, to) to the rollup and moves the
- * watermark to `to`, all or nothing: every attempt is counted once. The first run starts at the
- * oldest attempt's bucket. A step cancelled by the statement time-out is tried again at half the
+ * second would start where the first ended), adds [rolled_until, to) to both levels of the rollup
+ * (5-minute and hourly) and moves their one watermark to `to`, all or nothing: every attempt is
+ * counted once in each level. The first run starts at the oldest attempt's bucket. A step cancelled by the statement time-out is tried again at half the
  * size (down to one bucket) for the rest of the run.
  */
 export async function runRollup(ctx: Pick<AppContext, 'db' | 'clock' | 'config'>, options: RollupOptions = {}): Promise<RollupRun> {
@@ -132,12 +182,13 @@ async function rollStep(db: Db, horizon: Date, stepMs: number, marginMs: number)
     const from = rolled ?? (await oldestBucket(q)) ?? horizon;
     if (from.getTime() >= horizon.getTime()) {
       // Nothing to count (yet): a first run over no attempts starts the watermark at the horizon.
-      if (rolled === null) await setWatermark(q, horizon);
+      if (rolled === null) await setWatermark(q, horizon, horizon);
       return { rolledUntil: rolled ?? horizon, step: null };
     }
     const to = new Date(Math.min(from.getTime() + stepMs, horizon.getTime()));
     const [{ attempts }] = await q.query<{ attempts: number }>(ROLL_SQL, [from, to, new Date(from.getTime() - marginMs)]);
-    await setWatermark(q, to);
+    // A first run fills both levels from its start on: the hourly level is complete from there.
+    await setWatermark(q, to, rolled === null ? from : null);
     return { rolledUntil: to, step: { from, to, attempts } };
   });
 }
@@ -153,8 +204,9 @@ async function oldestBucket(q: Queryable): Promise<Date | null> {
   return new Date(Math.floor(new Date(oldest).getTime() / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS);
 }
 
-async function setWatermark(q: Queryable, until: Date): Promise<void> {
-  await q.query('UPDATE webhook_endpoint_stats_rollup SET rolled_until = $1', [until]);
+/** Moves the watermark of both levels; `hourlySince` (a first run's start) says where the hourly level begins. */
+async function setWatermark(q: Queryable, until: Date, hourlySince: Date | null): Promise<void> {
+  await q.query('UPDATE webhook_endpoint_stats_rollup SET rolled_until = $1, hourly_since = coalesce($2, hourly_since)', [until, hourlySince]);
 }
 
 /**
@@ -173,6 +225,27 @@ export async function pruneRollupBatch(q: Queryable, before: Date, batchSize: nu
      ), gone AS (
        DELETE FROM webhook_endpoint_stats s USING doomed d
         WHERE s.endpoint_id = d.endpoint_id AND s.bucket_start = d.bucket_start AND s.ok = d.ok AND s.latency_ms = d.latency_ms
+       RETURNING 1
+     )
+     SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT count(*)::int FROM doomed) AS selected`,
+    [cutoff, batchSize],
+  );
+  return { deleted: batch.deleted, full: batch.selected >= batchSize };
+}
+
+/**
+ * Deletes the hourly level's hours that ended before `before`, as pruneRollupBatch does for the
+ * 5-minute level (the age index: migrations/014).
+ */
+export async function pruneHourlyBatch(q: Queryable, before: Date, batchSize: number): Promise<{ deleted: number; full: boolean }> {
+  const cutoff = new Date(Math.floor(before.getTime() / HOUR_MS) * HOUR_MS);
+  const [batch] = await q.query<{ deleted: number; selected: number }>(
+    `WITH doomed AS (
+       SELECT endpoint_id, hour_start FROM webhook_endpoint_stats_hourly
+        WHERE date_bin('1 hour', hour_start, timestamptz 'epoch') < $1
+        ORDER BY date_bin('1 hour', hour_start, timestamptz 'epoch') LIMIT $2 FOR UPDATE SKIP LOCKED
+     ), gone AS (
+       DELETE FROM webhook_endpoint_stats_hourly h USING doomed d WHERE h.endpoint_id = d.endpoint_id AND h.hour_start = d.hour_start
        RETURNING 1
      )
      SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT count(*)::int FROM doomed) AS selected`,

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import { toIso } from '../../lib/iso.js';
+import { HOUR_MS } from './rollup.js';
 import { STATS_WINDOWS, type StatsWindow } from './schemas.js';
 
 export interface EndpointStatsView {
@@ -25,10 +26,11 @@ interface StatsRow {
 }
 
 /**
- * An endpoint's attempts in a window: counts per bucket (and so in all) and latency percentiles, in
- * one statement (one snapshot). Most of the window comes from the rollup (rollup.ts): the attempts
- * already counted by 5-minute bucket, verdict and rounded response time, a few hundred rows per
- * bucket at most however many attempts it holds, read as one range of its primary key. The recent
+ * An endpoint's attempts in a window of 5-minute buckets (1h): counts per bucket (and so in all) and
+ * latency percentiles, in one statement (one snapshot). Most of the window comes from the rollup's
+ * 5-minute level (rollup.ts): the attempts already counted by 5-minute bucket, verdict and rounded
+ * response time, a few hundred rows per bucket at most however many attempts it holds, read as one
+ * range of its primary key. The recent
  * part not rolled up yet, from the watermark (rolled_until) on, comes from the attempts themselves:
  * one range of the (endpoint_id, started_at) index, read without visiting the table (index-only),
  * since the index carries `ok` and the response time. An attempt is counted by exactly one half: the
@@ -65,9 +67,61 @@ const STATS_SQL = `WITH mark AS (
                        min(ms) FILTER (WHERE upto >= ceil(0.99::float8 * total))]
             FROM latency) AS latency`;
 
+/**
+ * The same for the 24h and 7d windows, whose buckets are whole hours: most of the window comes from
+ * the rollup's hourly level, one row per hour (24 or 168 at most, one range of its primary key),
+ * with the hour's counts and a histogram of its times by latency class (rollup.ts: exact below
+ * 32 ms, within 1/32 above). The hourly level holds every attempt in [hourly_since, rolled_until):
+ * the recent part from rolled_until on comes from the attempts, as above, and the part before
+ * hourly_since (only during the week after migrations/014, which started the hourly level at the
+ * watermark of the day) from the 5-minute level. The hour holding hourly_since holds only the
+ * attempts after it; the 5-minute level's buckets before it hold the rest. So each attempt is
+ * counted by exactly one of the three.
+ *
+ * The percentiles are taken as above from the counts by time, a class counting as its midpoint: the
+ * k-th time of those counts is within 1/32 of the k-th measured time (every time moves by at most
+ * 1/32 of itself, which keeps each order statistic within that bound), exact below 32 ms.
+ */
+const HOURLY_STATS_SQL = `WITH mark AS (
+    SELECT coalesce(rolled_until, '-infinity') AS rolled, coalesce(hourly_since, '-infinity') AS since FROM webhook_endpoint_stats_rollup
+  ), hours AS (
+    SELECT hour_start, successes, failures, latency_ms, latency_n
+      FROM webhook_endpoint_stats_hourly
+     WHERE endpoint_id = $1 AND hour_start >= $2 AND hour_start < (SELECT least($3::timestamptz, rolled) FROM mark)
+  ), finer AS (
+    SELECT date_bin($4::interval, bucket_start, $2::timestamptz) AS bucket, ok, nullif(latency_ms, -1) AS ms, sum(n)::int AS n
+      FROM webhook_endpoint_stats
+     WHERE endpoint_id = $1 AND bucket_start >= $2 AND bucket_start < (SELECT least($3::timestamptz, rolled, since) FROM mark)
+     GROUP BY 1, 2, 3
+    UNION ALL
+    SELECT date_bin($4::interval, started_at, $2::timestamptz) AS bucket, ok, response_time_ms AS ms, count(*)::int AS n
+      FROM webhook_delivery_attempts
+     WHERE endpoint_id = $1 AND started_at >= (SELECT greatest($2::timestamptz, rolled) FROM mark) AND started_at < $3
+     GROUP BY 1, 2, 3
+  ), counts AS (
+    SELECT date_bin($4::interval, hour_start, $2::timestamptz) AS bucket, successes, failures FROM hours
+    UNION ALL
+    SELECT bucket, sum(n) FILTER (WHERE ok), sum(n) FILTER (WHERE NOT ok) FROM finer GROUP BY bucket
+  ), times AS (
+    SELECT t.ms, t.n FROM hours CROSS JOIN LATERAL unnest(hours.latency_ms, hours.latency_n) AS t (ms, n)
+    UNION ALL
+    SELECT ms, n FROM finer WHERE ms IS NOT NULL
+  ), latency AS (
+    SELECT ms, sum(sum(n)) OVER (ORDER BY ms) AS upto, sum(sum(n)) OVER () AS total FROM times GROUP BY ms
+  )
+  SELECT (SELECT json_agg(b) FROM (SELECT bucket, sum(successes) AS successes, sum(failures) AS failures FROM counts GROUP BY bucket) b) AS buckets,
+         (SELECT ARRAY[min(ms) FILTER (WHERE upto >= ceil(0.5::float8 * total)), min(ms) FILTER (WHERE upto >= ceil(0.95::float8 * total)),
+                       min(ms) FILTER (WHERE upto >= ceil(0.99::float8 * total))]
+            FROM latency) AS latency`;
+
+/** Whether a window's buckets are whole hours, so that it reads the hourly level. */
+function hourly(bucketMs: number): boolean {
+  return bucketMs % HOUR_MS === 0;
+}
+
 export async function endpointStats(q: Queryable, endpointId: string, window: StatsWindow, now: Date): Promise<EndpointStatsView> {
   const { start, end, bucketMs, count } = statsBuckets(window, now);
-  const [row] = await q.query<StatsRow>(STATS_SQL, [endpointId, new Date(start), new Date(end), `${bucketMs / 1000} seconds`]);
+  const [row] = await q.query<StatsRow>(hourly(bucketMs) ? HOURLY_STATS_SQL : STATS_SQL, [endpointId, new Date(start), new Date(end), `${bucketMs / 1000} seconds`]);
   const series = Array.from({ length: count }, (_, i) => ({ start: toIso(new Date(start + i * bucketMs)), successes: 0, failures: 0 }));
   let attempts = 0;
   let successes = 0;
