@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppContext } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { idTimePrefix, type IdPrefix } from '../lib/ids.js';
-import { pruneRollupBatch } from '../webhooks/attempts/rollup.js';
+import { pruneHourlyBatch, pruneRollupBatch } from '../webhooks/attempts/rollup.js';
 import { startPeriodic } from './periodic.js';
 
 /** Rows deleted per statement at most: each batch is a short transaction that holds few locks. */
@@ -44,8 +44,9 @@ interface Sweep {
  * - Recoveries (webhook_recoveries): only completed or failed ones.
  * A table added later is one more line here, before the table it refers to.
  *
- * The endpoint statistics rollup (webhook_endpoint_stats) has no ids: its buckets that ended before
- * the cutoff go after these sweeps, oldest first (pruneRollupBatch).
+ * The endpoint statistics rollup has no ids: the buckets of its 5-minute level (webhook_endpoint_stats)
+ * and the hours of its hourly level (webhook_endpoint_stats_hourly) that ended before the cutoff go
+ * after these sweeps, oldest first (ROLLUP_PRUNES).
  */
 export const SWEEPS: Sweep[] = [
   { table: 'webhook_deliveries', prefix: 'whd', keep: `status = 'pending'`, with: { table: 'webhook_delivery_attempts', column: 'delivery_id' } },
@@ -62,6 +63,12 @@ export const SWEEPS: Sweep[] = [
   },
   // Bulk recoveries: finished ones; a running one is still work (its cursor is where it resumes).
   { table: 'webhook_recoveries', prefix: 'whr', keep: `status = 'running'` },
+];
+
+/** The rollup's levels, pruned by age in batches, in this order. */
+const ROLLUP_PRUNES: [table: string, prune: typeof pruneRollupBatch][] = [
+  ['webhook_endpoint_stats', pruneRollupBatch],
+  ['webhook_endpoint_stats_hourly', pruneHourlyBatch],
 ];
 
 export interface RetentionRun {
@@ -124,14 +131,16 @@ export async function runRetention(ctx: AppContext, options: RetentionOptions = 
       if (pauseMs > 0) await sleep(pauseMs);
     }
   }
-  deleted.webhook_endpoint_stats = 0;
-  for (;;) {
-    if (options.stopped?.()) return { deleted };
-    const batch = await pruneRollupBatch(ctx.db, cutoff, batchSize);
-    deleted.webhook_endpoint_stats += batch.deleted;
-    if (batch.deleted > 0) ctx.metrics.retentionDeleted('webhook_endpoint_stats', batch.deleted);
-    if (!batch.full) break;
-    if (pauseMs > 0) await sleep(pauseMs);
+  for (const [table, prune] of ROLLUP_PRUNES) {
+    deleted[table] = 0;
+    for (;;) {
+      if (options.stopped?.()) return { deleted };
+      const batch = await prune(ctx.db, cutoff, batchSize);
+      deleted[table] += batch.deleted;
+      if (batch.deleted > 0) ctx.metrics.retentionDeleted(table, batch.deleted);
+      if (!batch.full) break;
+      if (pauseMs > 0) await sleep(pauseMs);
+    }
   }
   return { deleted };
 }
