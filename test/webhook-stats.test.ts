@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRollup } from '../src/webhooks/attempts/rollup.js';
 import { ManualClock, startTestApp, type TestApp } from './helpers/app.js';
 import { expectError } from './helpers/expect.js';
 
@@ -194,6 +195,25 @@ describe('endpoint statistics', () => {
     expectError(await t.call(key, 'GET', '/v1/webhooks/endpoints/nope/stats'), 404, 'NOT_FOUND');
     await t.call(key, 'DELETE', `/v1/webhooks/endpoints/${otherEndpointId}`);
     expectError(await t.call(key, 'GET', `/v1/webhooks/endpoints/${otherEndpointId}/stats`), 404, 'NOT_FOUND');
+  });
+
+  it('answers the same once the attempts are rolled up: counts and series exact, the day and the week within 1/32', async () => {
+    // At 10:02:30 the rollup counts up to 09:55 (the last hour's 5-minute level, the day's and the
+    // week's hourly level); the attempts since are read as they are.
+    await runRollup(t.ctx);
+    const windows = [
+      ['1h', '2026-01-01T09:05:00.000Z', '2026-01-01T10:05:00.000Z', 5 * MINUTE],
+      ['24h', '2025-12-31T11:00:00.000Z', '2026-01-01T11:00:00.000Z', HOUR],
+      ['7d', '2025-12-25T12:00:00.000Z', '2026-01-01T12:00:00.000Z', 6 * HOUR],
+    ] as const;
+    for (const [window, start, end, bucket] of windows) {
+      const got = await stats(`?window=${window}`);
+      const want = expected(window, Date.parse(start), Date.parse(end), bucket, known);
+      // The last hour's times are below 100 ms, which its 5-minute level keeps exact.
+      if (window === '1h') expect(got).toEqual(want);
+      expect({ ...got, latencyMs: null }).toEqual({ ...want, latencyMs: null });
+      for (const p of ['p50', 'p95', 'p99'] as const) expect(Math.abs(got.latencyMs[p]! - want.latencyMs[p]!)).toBeLessThanOrEqual(want.latencyMs[p]! / 32);
+    }
   });
 
   it('refuses a window it does not know', async () => {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../src/context.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { runRetention } from '../src/ops/retention.js';
-import { rollupHorizon, runRollup, type RollupStep } from '../src/webhooks/attempts/rollup.js';
+import { latencyClassMs, rollupHorizon, runRollup, type RollupStep } from '../src/webhooks/attempts/rollup.js';
+import { statsBuckets } from '../src/webhooks/attempts/stats.js';
 import { ManualClock, startTestApp, type TestApp } from './helpers/app.js';
 import { POSTGRES_URL } from './helpers/db.js';
 import { sample } from './helpers/metrics.js';
@@ -43,6 +44,61 @@ describe('endpoint statistics rollup', () => {
     return res.json();
   };
   const allStats = async (id: string) => Promise.all(WINDOWS.map((w) => stats(id, w)));
+  /** What the raw attempts give for a window at the clock's now: counts, series and percentile_disc of the exact times. */
+  const truth = async (id: string, window: (typeof WINDOWS)[number]) => {
+    const { start, end, bucketMs, count } = statsBuckets(window, clock.now());
+    const rows = await t.ctx.db.query<{ at: Date; ok: boolean; ms: number | null }>(
+      'SELECT started_at AS at, ok, response_time_ms AS ms FROM webhook_delivery_attempts WHERE endpoint_id = $1 AND started_at >= $2 AND started_at < $3',
+      [id, new Date(start), new Date(end)],
+    );
+    const times = rows.map((r) => r.ms).filter((ms): ms is number => ms !== null).sort((x, y) => x - y);
+    const disc = (p: number) => (times.length ? times[Math.max(0, Math.ceil(p * times.length) - 1)] : null);
+    const successes = rows.filter((r) => r.ok).length;
+    return {
+      window,
+      attempts: rows.length,
+      successes,
+      failures: rows.length - successes,
+      successRate: rows.length ? successes / rows.length : null,
+      latencyMs: { p50: disc(0.5), p95: disc(0.95), p99: disc(0.99) },
+      series: Array.from({ length: count }, (_, i) => {
+        const own = rows.filter((r) => Math.floor((new Date(r.at).getTime() - start) / bucketMs) === i);
+        return { start: new Date(start + i * bucketMs).toISOString(), successes: own.filter((r) => r.ok).length, failures: own.filter((r) => !r.ok).length };
+      }),
+    };
+  };
+  /**
+   * Every window answers what the raw attempts give: counts, rate and series exactly; percentiles
+   * within the precision of the level the window reads (1h: two significant digits, so within 5%;
+   * 24h and 7d: the hourly level's classes, within 1/32).
+   */
+  const expectRaw = async (id: string, hourlyPrecision = 1 / 32) => {
+    for (const window of WINDOWS) {
+      const [got, want] = [await stats(id, window), await truth(id, window)];
+      expect({ ...got, latencyMs: null }).toEqual({ ...want, latencyMs: null });
+      const precision = window === '1h' ? 0.05 : hourlyPrecision;
+      for (const p of ['p50', 'p95', 'p99'] as const) {
+        const exact = want.latencyMs[p];
+        if (exact === null) expect(got.latencyMs[p]).toBeNull();
+        else expect(Math.abs(got.latencyMs[p] - exact), `${window} ${p}: ${got.latencyMs[p]} for ${exact}`).toBeLessThanOrEqual(exact * precision);
+      }
+    }
+  };
+  const attemptsBetween = async (id: string, from: Date, to: Date) => {
+    const [row] = await t.ctx.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE endpoint_id = $1 AND started_at >= $2 AND started_at < $3',
+      [id, from, to],
+    );
+    return row.n;
+  };
+  const hourlyTotal = async (id?: string) => {
+    const [row] = await t.ctx.db.query<{ n: number; timed: number }>(
+      `SELECT coalesce(sum(successes + failures), 0)::int AS n, coalesce(sum((SELECT sum(x) FROM unnest(latency_n) x)), 0)::int AS timed
+         FROM webhook_endpoint_stats_hourly WHERE $1::text IS NULL OR endpoint_id = $1`,
+      [id ?? null],
+    );
+    return row;
+  };
   const rolled = async (id?: string) => {
     const [row] = await t.ctx.db.query<{ n: number }>('SELECT coalesce(sum(n), 0)::int AS n FROM webhook_endpoint_stats WHERE $1::text IS NULL OR endpoint_id = $1', [id ?? null]);
     return row.n;
@@ -71,6 +127,7 @@ describe('endpoint statistics rollup', () => {
   };
 
   let endpointId: string;
+  let straddling: string;
 
   beforeAll(async () => {
     t = await startTestApp({ clock, config: { retentionMs: 30 * DAY } });
@@ -114,7 +171,15 @@ describe('endpoint statistics rollup', () => {
     expect(new Date(newest).getTime()).toBeLessThan(horizon);
     expect(rows.filter((r) => r.at >= horizon)).toHaveLength(5);
 
-    expect(await allStats(endpointId)).toEqual(before);
+    // The hourly level counts the same attempts, from the first run's start on.
+    expect(await hourlyTotal(endpointId)).toEqual({ n: rolledUp, timed: rows.filter((r) => r.at < horizon && r.ms !== null).length });
+    const [{ hourly_since }] = await t.ctx.db.query<{ hourly_since: Date }>('SELECT hourly_since FROM webhook_endpoint_stats_rollup');
+    expect(new Date(hourly_since).getTime()).toBe(oldest);
+
+    // The last hour reads the 5-minute level, exact below 100 ms; the day and the week the hourly one.
+    const after = await allStats(endpointId);
+    expect(after[0]).toEqual(before[0]);
+    await expectRaw(endpointId);
     expect(before[0].series.at(-1)).toEqual({ start: '2026-01-01T10:00:00.000Z', successes: 2, failures: 0 });
   });
 
@@ -140,7 +205,9 @@ describe('endpoint statistics rollup', () => {
     const run = await runRollup(t.ctx);
     expectContiguous(run.steps, Date.parse('2026-01-01T09:55:00.000Z'), Date.parse('2026-01-01T10:25:00.000Z'), 6 * HOUR);
     expect(await rolled()).toBe(await attemptsBefore(new Date('2026-01-01T10:25:00.000Z')));
-    expect(await allStats(endpointId)).toEqual(later);
+    expect((await hourlyTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T10:25:00.000Z')));
+    expect((await allStats(endpointId))[0]).toEqual(later[0]);
+    await expectRaw(endpointId);
   });
 
   it('keeps times of 100 ms and more to two significant digits, and says so in the percentiles', async () => {
@@ -200,7 +267,9 @@ describe('endpoint statistics rollup', () => {
     expect(await watermark()).toBe('2026-01-01T11:55:00.000Z');
     expect(await rolled(id)).toBe(rows.length);
     expect(await rolled()).toBe(await attemptsBefore(new Date('2026-01-01T11:55:00.000Z')));
-    expect(await allStats(id)).toEqual(before);
+    expect((await hourlyTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T11:55:00.000Z')));
+    expect((await allStats(id))[0]).toEqual(before[0]);
+    await expectRaw(id);
   });
 
   it('gets past a step that outlasts the statement time-out, in smaller steps, counting each attempt once', async () => {
@@ -227,6 +296,7 @@ describe('endpoint statistics rollup', () => {
         // Smaller and smaller steps rolled everything up to the held bucket.
         expect(await watermark()).toBe('2026-01-01T12:35:00.000Z');
         expect(await rolled(id)).toBe(rows.filter((r) => r.at < Date.parse('2026-01-01T12:35:00.000Z')).length);
+        expect((await hourlyTotal(id)).n).toBe(await rolled(id));
         await holder.rollback();
       }
       const rest = await runRollup(t.ctx);
@@ -237,24 +307,169 @@ describe('endpoint statistics rollup', () => {
     }
     expect(await rolled(id)).toBe(rows.filter((r) => r.at < Date.parse('2026-01-01T12:55:00.000Z')).length);
     expect(await rolled()).toBe(await attemptsBefore(new Date('2026-01-01T12:55:00.000Z')));
-    expect(await allStats(id)).toEqual(before);
+    expect((await hourlyTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T12:55:00.000Z')));
+    expect((await allStats(id))[0]).toEqual(before[0]);
+    await expectRaw(id);
   });
 
-  it('is pruned by retention like the attempts it counts', async () => {
-    // SVC_RETENTION is 30 days: at 30 days after 10:00 on Jan 1 minus three days, buckets before 10:00 on Dec 29 go.
+  it('reads the day and the week from one row per endpoint and hour, with percentiles within 1/32', async () => {
+    // Four hours from the watermark (12:55) of a busy endpoint: 20 attempts per 5 minutes, times
+    // spread from 20 ms to 5 s (hundreds of distinct rounded times), some failures, some untimed.
+    const id = await createEndpoint();
+    const from = Date.parse('2026-01-01T12:55:00.000Z');
+    const rows: Known[] = Array.from({ length: 960 }, (_, i) => ({
+      at: from + i * 15_000,
+      ok: i % 9 !== 0,
+      ms: i % 50 === 0 ? null : Math.round(20 * 250 ** (((i * 7919) % 1000) / 1000)),
+    }));
+    await insert(id, rows);
+    // Times on the edges of the classes, in another endpoint.
+    const edges = [0, 1, 31, 32, 33, 34, 63, 64, 67, 68, 100, 1023, 1024, 1087, 1088, 65_535, 600_000];
+    const other = await createEndpoint();
+    await insert(other, edges.map((ms, i) => ({ at: from + i * 1000, ok: true, ms })));
+    // An endpoint whose hour of 16:00 this run counts in part (the next test adds the rest).
+    straddling = await createEndpoint();
+    await insert(straddling, [{ at: Date.parse('2026-01-01T16:10:00.000Z'), ok: true, ms: 40 }]);
+    clock.set(start + 7 * HOUR);
+    const before = await allStats(id);
+    await runRollup(t.ctx);
+    expect(await watermark()).toBe('2026-01-01T16:55:00.000Z');
+
+    // One row per hour touched (12:55-16:55: five hours), however many times the hour holds.
+    const hours = await t.ctx.db.query<{ hour_start: Date; latency_ms: number[]; latency_n: number[] }>(
+      'SELECT hour_start, latency_ms, latency_n FROM webhook_endpoint_stats_hourly WHERE endpoint_id = $1 ORDER BY hour_start',
+      [id],
+    );
+    expect(hours.map((h) => new Date(h.hour_start).toISOString().slice(11, 16))).toEqual(['12:00', '13:00', '14:00', '15:00', '16:00']);
+    expect(await hourlyTotal(id)).toEqual({ n: rows.length, timed: rows.filter((r) => r.ms !== null).length });
+    const fine = await t.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoint_stats WHERE endpoint_id = $1', [id]);
+    expect(fine[0].n).toBeGreaterThan(300);
+
+    // The classes are those latencyClassMs names, in ascending order.
+    const [edge] = await t.ctx.db.query<{ latency_ms: number[]; latency_n: number[] }>(
+      'SELECT latency_ms, latency_n FROM webhook_endpoint_stats_hourly WHERE endpoint_id = $1',
+      [other],
+    );
+    const classes = new Map<number, number>();
+    for (const ms of edges) classes.set(latencyClassMs(ms), (classes.get(latencyClassMs(ms)) ?? 0) + 1);
+    expect(edge.latency_ms).toEqual([...classes.keys()]);
+    expect(edge.latency_n).toEqual([...classes.values()]);
+    expect(edge.latency_ms).toEqual([0, 1, 31, 33, 35, 63, 66, 70, 102, 1008, 1056, 1120, 64_512, 606_208]);
+    for (const ms of edges) expect(Math.abs(latencyClassMs(ms) - ms)).toBeLessThanOrEqual(ms / 32);
+
+    // Counts and series exact; percentiles those of the classes, every attempt being rolled up.
+    await expectRaw(id);
+    const after = await allStats(id);
+    for (const [w, window] of WINDOWS.entries()) {
+      if (window === '1h') continue;
+      expect({ ...after[w], latencyMs: null }).toEqual({ ...before[w], latencyMs: null });
+      const exact = (await truth(id, window)).latencyMs;
+      expect(after[w].latencyMs).toEqual({ p50: latencyClassMs(exact.p50!), p95: latencyClassMs(exact.p95!), p99: latencyClassMs(exact.p99!) });
+    }
+  });
+
+  it('counts attempts on both sides of the watermark once, and adds a later part of an hour to its row', async () => {
+    // The watermark is at 16:55: attempts from there on are read raw, up to the next run.
+    const id = straddling;
+    const edges = ['16:55:00.000', '16:57:00.000', '16:59:59.999', '17:00:00.000', '17:04:59.999', '17:05:00.000', '17:05:00.001'];
+    const rows = edges.map((time, i) => ({ at: Date.parse(`2026-01-01T${time}Z`), ok: i % 2 === 0, ms: 30 + i * 37 }));
+    await insert(id, rows);
+    await expectRaw(id);
+
+    // At 17:10:30 the horizon is 17:05: the run adds [16:55, 17:00) to 16:00's row and makes 17:00's.
+    clock.set(Date.parse('2026-01-01T17:10:30.000Z'));
+    await expectRaw(id);
+    await runRollup(t.ctx);
+    expect(await watermark()).toBe('2026-01-01T17:05:00.000Z');
+    await expectRaw(id);
+    const hours = await t.ctx.db.query<{ hour_start: Date; successes: number; failures: number; latency_ms: number[]; latency_n: number[] }>(
+      'SELECT hour_start, successes, failures, latency_ms, latency_n FROM webhook_endpoint_stats_hourly WHERE endpoint_id = $1 ORDER BY hour_start',
+      [id],
+    );
+    const classes = (...ms: number[]) => ms.map((x) => latencyClassMs(x));
+    expect(hours.map((h) => ({ ...h, hour_start: new Date(h.hour_start).toISOString() }))).toEqual([
+      // 16:10 (40 ms, the earlier run's), then 16:55 (30), 16:57 (67, failed), 16:59:59.999 (104).
+      { hour_start: '2026-01-01T16:00:00.000Z', successes: 3, failures: 1, latency_ms: classes(30, 40, 67, 104), latency_n: [1, 1, 1, 1] },
+      // 17:00 (141, failed), 17:04:59.999 (178); 17:05 and after are the next run's.
+      { hour_start: '2026-01-01T17:00:00.000Z', successes: 1, failures: 1, latency_ms: classes(141, 178), latency_n: [1, 1] },
+    ]);
+    expect((await hourlyTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T17:05:00.000Z')));
+  });
+
+  it('resumes a run stopped between two steps where it stopped, counting nothing twice', async () => {
+    const id = await createEndpoint();
+    const rows: Known[] = Array.from({ length: 90 }, (_, i) => ({ at: Date.parse('2026-01-01T17:05:00.000Z') + i * 40_000, ok: i % 6 !== 0, ms: 20 + ((i * 53) % 400) }));
+    await insert(id, rows);
+    // At 18:12:30 the horizon is 18:05; a graceful stop after three steps of 5 minutes leaves the watermark at 17:20.
+    clock.set(Date.parse('2026-01-01T18:12:30.000Z'));
+    let asked = 0;
+    const stopped = await runRollup(t.ctx, { stepMs: 5 * MINUTE, stopped: () => ++asked > 3 });
+    expect(stopped.steps).toHaveLength(3);
+    expect(await watermark()).toBe('2026-01-01T17:20:00.000Z');
+    const until = new Date('2026-01-01T17:20:00.000Z');
+    expect(await rolled()).toBe(await attemptsBefore(until));
+    expect((await hourlyTotal()).n).toBe(await attemptsBefore(until));
+    await expectRaw(id);
+
+    const rest = await runRollup(t.ctx);
+    expectContiguous(rest.steps, until.getTime(), Date.parse('2026-01-01T18:05:00.000Z'), 6 * HOUR);
+    expect(await rolled()).toBe(await attemptsBefore(new Date('2026-01-01T18:05:00.000Z')));
+    expect((await hourlyTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T18:05:00.000Z')));
+    expect((await hourlyTotal(id)).n).toBe(rows.filter((r) => r.at < Date.parse('2026-01-01T18:05:00.000Z')).length);
+    await expectRaw(id);
+  });
+
+  it('is pruned by retention like the attempts it counts, both levels', async () => {
+    // SVC_RETENTION is 30 days: at 30 days after 10:00 on Jan 1 minus three days, buckets and hours before 10:00 on Dec 29 go.
     const cutoff = new Date(Date.parse('2026-01-01T10:00:00.000Z') - 3 * DAY);
     clock.set(cutoff.getTime() + 30 * DAY);
-    const [{ old, kept }] = await t.ctx.db.query<{ old: number; kept: number }>(
-      'SELECT count(*) FILTER (WHERE bucket_start < $1)::int AS old, count(*) FILTER (WHERE bucket_start >= $1)::int AS kept FROM webhook_endpoint_stats',
-      [cutoff],
-    );
-    expect(old).toBeGreaterThan(10);
+    const levels = [
+      { table: 'webhook_endpoint_stats', time: 'bucket_start' },
+      { table: 'webhook_endpoint_stats_hourly', time: 'hour_start' },
+    ];
+    const before = [];
+    for (const { table, time } of levels) {
+      const [row] = await t.ctx.db.query<{ old: number; kept: number }>(
+        `SELECT count(*) FILTER (WHERE ${time} < $1)::int AS old, count(*) FILTER (WHERE ${time} >= $1)::int AS kept FROM ${table}`,
+        [cutoff],
+      );
+      expect(row.old).toBeGreaterThan(10);
+      expect(row.kept).toBeGreaterThan(0);
+      before.push(row);
+    }
     const run = await runRetention(t.ctx, { batchSize: 7, pauseMs: 0 });
-    expect(run.deleted.webhook_endpoint_stats).toBe(old);
-    const [{ left, oldest }] = await t.ctx.db.query<{ left: number; oldest: Date }>('SELECT count(*)::int AS left, min(bucket_start) AS oldest FROM webhook_endpoint_stats');
-    expect(left).toBe(kept);
-    expect(new Date(oldest).getTime()).toBeGreaterThanOrEqual(cutoff.getTime());
-    expect(sample(await t.ctx.metrics.text(), 'svc_retention_deleted_rows_total', { table: 'webhook_endpoint_stats' })).toBe(old);
-    expect((await runRetention(t.ctx, { pauseMs: 0 })).deleted.webhook_endpoint_stats).toBe(0);
+    for (const [i, { table, time }] of levels.entries()) {
+      expect(run.deleted[table]).toBe(before[i].old);
+      const [{ left, oldest }] = await t.ctx.db.query<{ left: number; oldest: Date }>(`SELECT count(*)::int AS left, min(${time}) AS oldest FROM ${table}`);
+      expect(left).toBe(before[i].kept);
+      expect(new Date(oldest).getTime()).toBeGreaterThanOrEqual(cutoff.getTime());
+      expect(sample(await t.ctx.metrics.text(), 'svc_retention_deleted_rows_total', { table })).toBe(before[i].old);
+    }
+    const again = await runRetention(t.ctx, { pauseMs: 0 });
+    expect([again.deleted.webhook_endpoint_stats, again.deleted.webhook_endpoint_stats_hourly]).toEqual([0, 0]);
+  });
+
+  it('reads the 5-minute level before the hourly level began, as after upgrading a rolled-up installation', async () => {
+    // A day of attempts rolled up into both levels (the run goes from 18:05 on Jan 1 to the horizon).
+    const now = clock.now().getTime();
+    const id = await createEndpoint();
+    const rows: Known[] = Array.from({ length: 200 }, (_, i) => ({ at: now - DAY + i * 7 * MINUTE, ok: i % 8 !== 0, ms: i % 30 === 0 ? null : 20 + ((i * 97) % 900) }));
+    await insert(id, rows.filter((r) => r.at < now - 10 * MINUTE));
+    await runRollup(t.ctx);
+    const mark = (await watermark())!;
+    // What migrations/014 leaves: the 5-minute level alone below the watermark, the hourly level from it.
+    await t.ctx.db.query('DELETE FROM webhook_endpoint_stats_hourly');
+    await t.ctx.db.query('UPDATE webhook_endpoint_stats_rollup SET hourly_since = rolled_until');
+    // Below hourly_since the precision is the 5-minute level's (two significant digits).
+    await expectRaw(id, 0.05);
+
+    // Attempts of the next minutes: the hourly level counts them from hourly_since on.
+    await insert(id, rows.filter((r) => r.at >= now - 10 * MINUTE));
+    await insert(id, [{ at: now + 2 * MINUTE, ok: false, ms: 250 }]);
+    clock.set(now + 20 * MINUTE);
+    await runRollup(t.ctx);
+    expect(Date.parse((await watermark())!)).toBeGreaterThan(Date.parse(mark));
+    expect((await hourlyTotal(id)).n).toBe(await attemptsBetween(id, new Date(mark), new Date((await watermark())!)));
+    await expectRaw(id, 0.05);
   });
 });
