@@ -8,6 +8,7 @@ import { Pool } from 'undici';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
+import { channelSql } from '../dist/db/channels.js';
 import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/wakeups.js';
 import { openPglite } from '../dist/db/pglite.js';
 import { peerResult, startPeer } from './bullmq-peer.mjs';
@@ -132,7 +133,7 @@ const WITH_PEER = process.env.BENCH_PEER !== '0';
 
 async function postgresRounds(target, seeded, receiver, endpoint, secret, count, rounds) {
   const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY), SVC_POLL_INTERVAL: '1h' });
-  const wake = () => seeded.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', 'bench')`);
+  const wake = () => seeded.db.query(`SELECT pg_notify(${channelSql(DELIVERY_CHANNEL)}, 'bench')`);
   const pending = async () => (await seeded.db.query(`SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1`)).length > 0;
   const runs = [];
   let peer;
@@ -250,7 +251,7 @@ export async function orderedDelivery(target, seeded, { deliveries: count, round
   let rss = 0;
   if (target.engine === 'postgres') {
     const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY), SVC_POLL_INTERVAL: '1h' });
-    const wake = () => seeded.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', 'bench')`);
+    const wake = () => seeded.db.query(`SELECT pg_notify(${channelSql(DELIVERY_CHANNEL)}, 'bench')`);
     const pending = async () => (await seeded.db.query(`SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1`)).length > 0;
     const measure = async (ep, from, isOrdered) => {
       await seeded.db.query('TRUNCATE webhook_deliveries');

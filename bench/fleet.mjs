@@ -9,6 +9,7 @@ import { createOrganization, createWorkspace } from '../dist/admin/store.js';
 import { createApiKey } from '../dist/api-keys/store.js';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
+import { channelSql } from '../dist/db/channels.js';
 import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/wakeups.js';
 import { sign } from '../dist/webhooks/sign.js';
 import { round, sleep, startReceiver, steadyLoad } from './lib.mjs';
@@ -128,7 +129,7 @@ export async function fleet(target, seeded, { deliveries }) {
     const started = performance.now();
     let at99 = null;
     let waiting = [];
-    await seeded.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', 'bench')`);
+    await seeded.db.query(`SELECT pg_notify(${channelSql(DELIVERY_CHANNEL)}, 'bench')`);
     for (;;) {
       const [{ n }] = await seeded.db.query(
         `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id

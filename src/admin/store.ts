@@ -1,5 +1,6 @@
 import { REVOCATION_CHANNEL } from '../auth/cache.js';
 import type { OrgRole, WorkspaceRole } from '../auth/permissions.js';
+import { channelSql } from '../db/channels.js';
 import type { Queryable } from '../db/db.js';
 import { newId } from '../lib/ids.js';
 import { toIso } from '../lib/iso.js';
@@ -67,7 +68,7 @@ export async function createPersonalAccessToken(
 export async function revokePersonalAccessToken(q: Queryable, id: string, now: Date): Promise<boolean> {
   const rows = await q.query(
     `WITH revoked AS (UPDATE personal_access_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING id)
-     SELECT pg_notify('${REVOCATION_CHANNEL}', id)::text FROM revoked`,
+     SELECT pg_notify(${channelSql(REVOCATION_CHANNEL)}, id)::text FROM revoked`,
     [id, now],
   );
   return rows.length === 1;

@@ -1,4 +1,5 @@
 import { REVOCATION_CHANNEL } from '../auth/cache.js';
+import { channelSql } from '../db/channels.js';
 import type { Queryable } from '../db/db.js';
 import { Where } from '../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../db/keyset.js';
@@ -75,7 +76,7 @@ export async function revokeApiKey(q: Queryable, workspaceId: string | null, id:
     `WITH revoked AS (
        UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3)
         WHERE id = $1 AND ($2::text IS NULL OR workspace_id = $2) RETURNING ${COLUMNS})
-     SELECT revoked.*, pg_notify('${REVOCATION_CHANNEL}', revoked.id)::text AS notified FROM revoked`,
+     SELECT revoked.*, pg_notify(${channelSql(REVOCATION_CHANNEL)}, revoked.id)::text AS notified FROM revoked`,
     [id, workspaceId, now],
   );
   return row ?? null;

@@ -1,3 +1,4 @@
+import { listenChannel } from '../db/channels.js';
 import type { Db } from '../db/db.js';
 import type { Principal } from './principal.js';
 
@@ -52,9 +53,9 @@ export class CredentialCache {
     if (hash) this.delete(hash, credentialId);
   }
 
-  /** Follows revocations made by any process on the same database. */
+  /** Follows revocations made by any process on the same database schema (db/channels.ts). */
   async follow(db: Db): Promise<() => Promise<void>> {
-    return db.listen(REVOCATION_CHANNEL, (id) => (id ? this.forget(id) : this.clear()));
+    return listenChannel(db, REVOCATION_CHANNEL, (id) => (id ? this.forget(id) : this.clear()));
   }
 
   clear(): void {

@@ -55,8 +55,11 @@ export async function openPglite(dataDir: string | null): Promise<Db> {
       );
     },
     async listen(channel, onNotify) {
-      const unsubscribe = await pg.listen(channel, onNotify);
-      return async () => unsubscribe();
+      // Quoted, as PostgreSQL's listener does: PGlite puts the name as given in LISTEN and UNLISTEN,
+      // and would fold it to lower case or refuse a `:` or `#` (the channels of a schema, channels.ts).
+      const quoted = `"${channel}"`;
+      await pg.listen(quoted, onNotify);
+      return async () => pg.unlisten(quoted, onNotify);
     },
     async close() {
       await pg.close();

@@ -2,7 +2,8 @@
  * The channel on which writes of events wake the event streams of every process (events/stream/).
  * A payload is `<origin>:<workspace id>,<workspace id>...`: the origin names the process that sent it
  * (its own streams were woken directly and skip it; empty when sent from inside a transaction, which
- * every process, the sender's too, must hear), and an empty list means every workspace.
+ * every process, the sender's too, must hear), and an empty list means every workspace. Named per
+ * schema (db/channels.ts): a workspace id is only meaningful in its own schema.
  */
 export const EVENT_CHANNEL = 'svc_events';
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { channelSql } from '../db/channels.js';
 import type { Db } from '../db/db.js';
 import { EVENT_CHANNEL, eventWakePayload } from '../events/channel.js';
 
@@ -42,7 +43,7 @@ export class EventWakeups {
     while (this.waiting.size > 0) {
       const payload = eventWakePayload(this.origin, this.waiting);
       this.waiting.clear();
-      await this.db.query('SELECT pg_notify($1, $2)', [EVENT_CHANNEL, payload]).catch(() => {});
+      await this.db.query(`SELECT pg_notify(${channelSql(EVENT_CHANNEL)}, $1)`, [payload]).catch(() => {});
     }
     this.sending = false;
   }

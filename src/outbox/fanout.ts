@@ -1,3 +1,4 @@
+import { channelSql } from '../db/channels.js';
 import type { Queryable } from '../db/db.js';
 import { subscriptionPatterns } from '../events/patterns.js';
 import type { StoredEvent } from '../events/store.js';
@@ -57,7 +58,7 @@ export function fanOutCtes(events: string, notify: boolean, handOff = false): st
          : ''
      }fanout AS (
        SELECT c.pending${handOff ? ', (SELECT json_agg(handed) FROM handed) AS handed' : ''}${
-         notify ? `, CASE WHEN c.pending > 0 THEN pg_notify('${DELIVERY_CHANNEL}', '')::text END AS notified` : ''
+         notify ? `, CASE WHEN c.pending > 0 THEN pg_notify(${channelSql(DELIVERY_CHANNEL)}, '')::text END AS notified` : ''
        }
          FROM (SELECT count(*)::int AS pending FROM fanned WHERE status = 'pending' AND next_attempt_at = created_at) c
      )`;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { channelSql } from '../db/channels.js';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../lib/clock.js';
 import { handedJob, type HandedRow } from '../webhooks/engine/job.js';
@@ -120,7 +121,7 @@ export class DeliveryNotifier implements LocalWriters {
     do {
       this.again = false;
       // Best effort: a lost wake-up costs at most one polling interval, never a delivery.
-      await this.db.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', $1)`, [this.origin]).catch(() => {});
+      await this.db.query(`SELECT pg_notify(${channelSql(DELIVERY_CHANNEL)}, $1)`, [this.origin]).catch(() => {});
     } while (this.again);
     this.sending = false;
   }

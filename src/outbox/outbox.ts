@@ -1,3 +1,4 @@
+import { channelSql } from '../db/channels.js';
 import type { Db, Queryable } from '../db/db.js';
 import { subscriptionPatterns } from '../events/patterns.js';
 import { buildEvent, type EventInput, type StoredEvent } from '../events/store.js';
@@ -41,7 +42,7 @@ export interface Mutation {
  * statement (EventWakeups), outside any transaction.
  */
 async function wakeStreamsAtCommit(q: Queryable, workspaceIds: string[]): Promise<void> {
-  if (workspaceIds.length > 0) await q.query('SELECT pg_notify($1, $2)', [EVENT_CHANNEL, eventWakePayload('', new Set(workspaceIds))]);
+  if (workspaceIds.length > 0) await q.query(`SELECT pg_notify(${channelSql(EVENT_CHANNEL)}, $1)`, [eventWakePayload('', new Set(workspaceIds))]);
 }
 
 /** Records an event inside the caller's transaction, with its deliveries; workers and streams are NOTIFYed at commit. */
@@ -90,7 +91,7 @@ export async function enqueueDeliveries(q: Queryable, deliveries: DirectDelivery
       deliveries.map((d) => d.orderingKey ?? null),
     ],
   );
-  await q.query(`SELECT pg_notify('${DELIVERY_CHANNEL}', '')`);
+  await q.query(`SELECT pg_notify(${channelSql(DELIVERY_CHANNEL)}, '')`);
   return ids;
 }
 

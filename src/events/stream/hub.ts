@@ -1,3 +1,4 @@
+import { listenChannel } from '../../db/channels.js';
 import type { Db } from '../../db/db.js';
 import { EVENT_CHANNEL, parseEventWake } from '../channel.js';
 import { readAfter, workspacesWithNews } from './log.js';
@@ -102,7 +103,7 @@ export class EventHub {
         for (const tail of this.tails.values()) if (tail.held !== null) tail.refresh();
       }),
     );
-    const unlisten = await db.listen(EVENT_CHANNEL, (payload) => {
+    const unlisten = await listenChannel(db, EVENT_CHANNEL, (payload) => {
       const { origin, workspaceIds } = parseEventWake(payload);
       // This process's own writes woke its tails already.
       if (origin !== '' && origin === wakeups.origin) return;

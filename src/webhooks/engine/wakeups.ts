@@ -1,8 +1,9 @@
+import { listenChannel } from '../../db/channels.js';
 import type { Db } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Job } from './job.js';
 
-/** The channel writes NOTIFY when they commit deliveries due now, and workers LISTEN on. */
+/** The channel writes NOTIFY when they commit deliveries due now, and workers LISTEN on; named per schema (db/channels.ts). */
 export const DELIVERY_CHANNEL = 'webhook_deliveries';
 
 /** What a delivery worker offers the writers of its own process (see ../../outbox/notifier.ts). */
@@ -41,7 +42,7 @@ export class Wakeups {
 
   async start(worker: LocalWorker): Promise<void> {
     // A NOTIFY sent by this process's own notifier comes after the direct wake-up: skipped.
-    const unlisten = await this.deps.db.listen(DELIVERY_CHANNEL, (origin) => {
+    const unlisten = await listenChannel(this.deps.db, DELIVERY_CHANNEL, (origin) => {
       if (origin !== this.deps.notifier.origin) this.kick();
     });
     const unsubscribe = this.deps.notifier.subscribe(worker);
