@@ -11,6 +11,7 @@ import { DELIVERY_CHANNEL } from '../src/webhooks/engine/wakeups.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ENGINE, POSTGRES_URL, openTestDb, type TestDb } from './helpers/db.js';
 import { addEndpoint, createProduct, eventually } from './helpers/delivery.js';
+import { TcpProxy } from './helpers/tcp-proxy.js';
 
 const CHANNELS = [DELIVERY_CHANNEL, REVOCATION_CHANNEL, EVENT_CHANNEL];
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
@@ -94,6 +95,39 @@ describe('channel names per schema', () => {
       await stop();
     } finally {
       await done();
+    }
+  });
+});
+
+// PGlite has no connection to lose.
+describe.skipIf(ENGINE === 'pglite')('a listener started while the database is down (PostgreSQL)', () => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await openTestDb();
+  });
+  afterAll(() => t.close());
+
+  it('asks for its channel until the database answers, then listens and wakes its handler once', async () => {
+    const proxy = new TcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
+    await proxy.start();
+    await proxy.stop();
+    const url = new URL(POSTGRES_URL);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const db = await openPostgres({ url: url.toString(), schema: t.schema!, poolSize: 2, timeouts: { connectMs: 1_000 } });
+    try {
+      const heard: string[] = [];
+      // Resolves although the channel's name could not be asked: it keeps asking.
+      const stop = await listenChannel(db, DELIVERY_CHANNEL, (payload) => heard.push(payload));
+      expect(heard).toEqual([]);
+      await proxy.start();
+      // Woken once it listens (notifications may have been missed), then hears the schema's NOTIFYs.
+      await eventually(() => heard.includes(''));
+      await t.db.query(`SELECT pg_notify(${channelSql(DELIVERY_CHANNEL)}, 'after')`);
+      await eventually(() => heard.includes('after'));
+      await stop();
+    } finally {
+      await db.close();
+      await proxy.stop();
     }
   });
 });
