@@ -37,6 +37,8 @@ export interface Config {
   dbStatementTimeoutMs: number;
   dbQueryTimeoutMs: number;
   dbKeepAliveMs: number;
+  /** PostgreSQL connections that carry this process's reads, pipelined (db/pipeline.ts). */
+  dbReadConnections: number;
   /** Finished deliveries and events older than this are deleted in the background; 0 keeps everything. */
   retentionMs: number;
   /** With a value, GET /metrics needs `Authorization: Bearer <it>`. */
@@ -211,6 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbStatementTimeoutMs,
     dbQueryTimeoutMs,
     dbKeepAliveMs: duration(env, 'SVC_DB_KEEPALIVE', '10s'),
+    dbReadConnections: integer(env, 'SVC_DB_READ_CONNECTIONS', 1, 1, 64),
     retentionMs: retention(env),
     metricsToken: metricsToken(env),
     metricsPort: env.SVC_METRICS_PORT ? integer(env, 'SVC_METRICS_PORT', 0, 0, 65535) : null,

@@ -16,13 +16,14 @@ const API_CONNECTIONS = 10;
  * may keep in open transactions.
  */
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbConnectTimeoutMs' | 'dbStatementTimeoutMs' | 'dbQueryTimeoutMs' | 'dbKeepAliveMs'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbConnectTimeoutMs' | 'dbStatementTimeoutMs' | 'dbQueryTimeoutMs' | 'dbKeepAliveMs' | 'dbReadConnections'>,
   heldConnections = 0,
 ): Promise<Db> {
   if (config.databaseUrl) {
     return openPostgres({
       url: config.databaseUrl,
       poolSize: API_CONNECTIONS + heldConnections,
+      readConnections: config.dbReadConnections,
       timeouts: {
         connectMs: config.dbConnectTimeoutMs,
         statementMs: config.dbStatementTimeoutMs,

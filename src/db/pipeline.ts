@@ -4,13 +4,14 @@ import pgUtils from 'pg/lib/utils.js';
 import pg from 'pg';
 
 /**
- * Single statements outside transactions (every API read, and writes that are one statement) go
- * through postgres.js, which pipelines: statements issued while a connection is busy are written
- * behind the ones in flight, and statements issued in the same tick leave in one write. node-pg
- * sends a connection's next statement only after the last one's answer, so every statement costs
- * its own round trip and its own wake-up of a server process. On this project's realistic read
- * benchmark (many credentials and workspaces, 50 connections) that doubles the rate at less CPU per
- * request (docs/performance.md). Transactions, held claims and LISTEN stay on node-pg (postgres.ts).
+ * Plain reads outside transactions (every API read; postgres.ts, isPlainRead) go through
+ * postgres.js, which pipelines: statements issued while a connection is busy are written behind
+ * the ones in flight, and statements issued in the same tick leave in one write. node-pg sends a
+ * connection's next statement only after the last one's answer, so every statement costs its own
+ * round trip and its own wake-up of a server process. On the realistic read benchmark (many
+ * credentials and workspaces, 50 connections, 2 cores) one pipelined connection more than doubled
+ * the rate and halved the p99 (docs/performance.md). Writes, transactions, held claims and LISTEN
+ * stay on node-pg.
  *
  * Values travel exactly as node-pg sends them: each parameter is converted by pg's own
  * prepareValue to text (or a Buffer) first, and the serialisers below pass text through, so a
