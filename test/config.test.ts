@@ -24,6 +24,16 @@ describe('rate-limit settings', () => {
   });
 });
 
+describe('database settings', () => {
+  it('carry reads on one pipelined connection by default, and take 1 to 64', () => {
+    expect(loadConfig({}).dbReadConnections).toBe(1);
+    expect(loadConfig({ SVC_DB_READ_CONNECTIONS: '4' }).dbReadConnections).toBe(4);
+    for (const value of ['0', '65', 'many', '-1']) {
+      expect(() => loadConfig({ SVC_DB_READ_CONNECTIONS: value }), value).toThrow(/SVC_DB_READ_CONNECTIONS/);
+    }
+  });
+});
+
 describe('operations settings', () => {
   it('keep 30 days by default, everything with 0, and refuse a retention under an hour', () => {
     expect(loadConfig({}).retentionMs).toBe(30 * 86_400_000);
