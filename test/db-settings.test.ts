@@ -64,7 +64,8 @@ describe.skipIf(ENGINE === 'pglite')('plans cached while a table is new (Postgre
   beforeAll(async () => {
     t = await startTestApp({ clock, masterKey, config: { allowPrivateTargets: true } });
     receiver = await startReceiver();
-    // One connection, so the worker's statements and the statistics flushes share one backend.
+    // One connection for writes and transactions, so the worker's writes and the statistics flushes
+    // (made in a transaction, flush()) share one backend.
     single = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema!, poolSize: 1 });
   });
   afterAll(async () => {
@@ -73,8 +74,13 @@ describe.skipIf(ENGINE === 'pglite')('plans cached while a table is new (Postgre
     await t?.close();
   });
 
+  /** The writes' backend reports its statistics as its next statement ends (plain reads travel on another connection). */
+  async function flush(): Promise<void> {
+    await single.tx((q) => q.query('SELECT pg_stat_force_next_flush()'));
+  }
+
   async function tuplesReadByScans(): Promise<number> {
-    await single.query('SELECT pg_stat_force_next_flush()');
+    await flush();
     const [row] = await single.query<{ read: number }>(
       "SELECT coalesce(seq_tup_read, 0)::int AS read FROM pg_stat_user_tables WHERE relid = 'webhook_deliveries'::regclass",
     );
@@ -99,7 +105,7 @@ describe.skipIf(ENGINE === 'pglite')('plans cached while a table is new (Postgre
       );
       // The growth reaches the statistics at once: the flush forced here runs as this statement
       // ends (a backend otherwise reports within 1 to 10 s).
-      await single.query('SELECT pg_stat_force_next_flush()');
+      await flush();
 
       // As `svc serve` and `svc worker` do every few seconds.
       expect(await refreshStatistics(single)).toContain('webhook_deliveries');
