@@ -155,26 +155,25 @@ describe.skipIf(ENGINE === 'pglite')('two services on two schemas of one databas
     return { origin: t.ctx.notifier.origin, workspace, revoked: id };
   }
 
+  /** Until `listener` has heard all three notifications of `wrote`. */
+  const heardAll = (listener: Awaited<ReturnType<typeof record>>, wrote: Awaited<ReturnType<typeof write>>) =>
+    eventually(
+      () =>
+        listener.heard[DELIVERY_CHANNEL].includes(wrote.origin) &&
+        listener.heard[EVENT_CHANNEL].some((p) => p.endsWith(wrote.workspace)) &&
+        listener.heard[REVOCATION_CHANNEL].includes(wrote.revoked),
+    );
+
   it("wake their own listeners only: neither hears the other's writes", async () => {
     const inA = await record(a.ctx.db);
     const inB = await record(b.ctx.db);
     try {
       const wroteA = await write(a);
-      await eventually(
-        () =>
-          inA.heard[DELIVERY_CHANNEL].includes(wroteA.origin) &&
-          inA.heard[EVENT_CHANNEL].some((p) => p.endsWith(wroteA.workspace)) &&
-          inA.heard[REVOCATION_CHANNEL].includes(wroteA.revoked),
-      );
+      await heardAll(inA, wroteA);
       // B's own writes come after A's through the one notification queue of the server: once B has
       // heard them, it would have heard A's before.
       const wroteB = await write(b);
-      await eventually(
-        () =>
-          inB.heard[DELIVERY_CHANNEL].includes(wroteB.origin) &&
-          inB.heard[EVENT_CHANNEL].some((p) => p.endsWith(wroteB.workspace)) &&
-          inB.heard[REVOCATION_CHANNEL].includes(wroteB.revoked),
-      );
+      await heardAll(inB, wroteB);
       expect(inB.heard[DELIVERY_CHANNEL]).not.toContain(wroteA.origin);
       expect(inB.heard[EVENT_CHANNEL].filter((p) => p.includes(wroteA.workspace))).toEqual([]);
       expect(inB.heard[REVOCATION_CHANNEL]).not.toContain(wroteA.revoked);

@@ -2,25 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRollup } from '../src/webhooks/attempts/rollup.js';
 import { ManualClock, startTestApp, type TestApp } from './helpers/app.js';
 import { expectError } from './helpers/expect.js';
+import { statsOf, type KnownAttempt, type Stats } from './helpers/stats.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-
-interface Stats {
-  window: string;
-  attempts: number;
-  successes: number;
-  failures: number;
-  successRate: number | null;
-  latencyMs: { p50: number | null; p95: number | null; p99: number | null };
-  series: { start: string; successes: number; failures: number }[];
-}
-
-interface Known {
-  at: number;
-  ok: boolean;
-  ms: number | null;
-}
 
 /** Issue 19 item 4: an endpoint's statistics from a known set of attempts, on the injected clock. */
 describe('endpoint statistics', () => {
@@ -30,9 +15,9 @@ describe('endpoint statistics', () => {
   let otherEndpointId: string;
   const now = Date.parse('2026-01-01T10:02:30.000Z');
   const clock = new ManualClock(now);
-  const known: Known[] = [];
+  const known: KnownAttempt[] = [];
 
-  const insert = async (endpoint: string, rows: Known[]) => {
+  const insert = async (endpoint: string, rows: KnownAttempt[]) => {
     let n = 0;
     for (const row of rows) {
       await t.ctx.db.query(
@@ -56,27 +41,6 @@ describe('endpoint statistics', () => {
     expect(res.statusCode, res.body).toBe(200);
     return res.json();
   };
-  /** What the statistics of `rows` must be over [start, end) in buckets of `bucket` ms. */
-  const expected = (window: string, start: number, end: number, bucket: number, rows: Known[]): Stats => {
-    const inside = rows.filter((r) => r.at >= start && r.at < end);
-    const times = inside.map((r) => r.ms).filter((ms): ms is number => ms !== null).sort((x, y) => x - y);
-    const disc = (p: number) => (times.length ? times[Math.max(0, Math.ceil(p * times.length) - 1)] : null);
-    const successes = inside.filter((r) => r.ok).length;
-    return {
-      window,
-      attempts: inside.length,
-      successes,
-      failures: inside.length - successes,
-      successRate: inside.length ? successes / inside.length : null,
-      latencyMs: { p50: disc(0.5), p95: disc(0.95), p99: disc(0.99) },
-      series: Array.from({ length: (end - start) / bucket }, (_, i) => {
-        const at = start + i * bucket;
-        const own = inside.filter((r) => r.at >= at && r.at < at + bucket);
-        return { start: new Date(at).toISOString(), successes: own.filter((r) => r.ok).length, failures: own.filter((r) => !r.ok).length };
-      }),
-    };
-  };
-
   /** The percentiles as PostgreSQL's percentile_disc computes them over the rows themselves. */
   const percentileDisc = async (id: string, start: string, end: string) => {
     const [row] = await t.ctx.db.query<{ p: number[] | null }>(
@@ -115,7 +79,7 @@ describe('endpoint statistics', () => {
 
   it('counts, rates and percentiles the last hour in twelve 5-minute buckets', async () => {
     const hour = await stats('?window=1h');
-    expect(hour).toEqual(expected('1h', Date.parse('2026-01-01T09:05:00.000Z'), Date.parse('2026-01-01T10:05:00.000Z'), 5 * MINUTE, known));
+    expect(hour).toEqual(statsOf('1h', Date.parse('2026-01-01T09:05:00.000Z'), Date.parse('2026-01-01T10:05:00.000Z'), 5 * MINUTE, known));
     // The numbers themselves, not only as the test's model computes them.
     expect(hour).toMatchObject({ attempts: 102, successes: 76, failures: 26, latencyMs: { p50: 50, p95: 95, p99: 99 } });
     expect(hour.successRate).toBeCloseTo(76 / 102, 10);
@@ -127,14 +91,14 @@ describe('endpoint statistics', () => {
 
   it('covers the day in 24 hourly buckets and the week in 28 buckets of 6 hours, aligned to UTC', async () => {
     const day = await stats('?window=24h');
-    expect(day).toEqual(expected('24h', Date.parse('2025-12-31T11:00:00.000Z'), Date.parse('2026-01-01T11:00:00.000Z'), HOUR, known));
+    expect(day).toEqual(statsOf('24h', Date.parse('2025-12-31T11:00:00.000Z'), Date.parse('2026-01-01T11:00:00.000Z'), HOUR, known));
     expect(day.attempts).toBe(105);
     expect(day.series).toHaveLength(24);
     // The default window is the day.
     expect(await stats()).toEqual(day);
 
     const week = await stats('?window=7d');
-    expect(week).toEqual(expected('7d', Date.parse('2025-12-25T12:00:00.000Z'), Date.parse('2026-01-01T12:00:00.000Z'), 6 * HOUR, known));
+    expect(week).toEqual(statsOf('7d', Date.parse('2025-12-25T12:00:00.000Z'), Date.parse('2026-01-01T12:00:00.000Z'), 6 * HOUR, known));
     expect(week.attempts).toBe(107);
     expect(week.series).toHaveLength(28);
     expect(week.series[0]).toEqual({ start: '2025-12-25T12:00:00.000Z', successes: 1, failures: 0 });
@@ -208,7 +172,7 @@ describe('endpoint statistics', () => {
     ] as const;
     for (const [window, start, end, bucket] of windows) {
       const got = await stats(`?window=${window}`);
-      const want = expected(window, Date.parse(start), Date.parse(end), bucket, known);
+      const want = statsOf(window, Date.parse(start), Date.parse(end), bucket, known);
       // The last hour's times are below 100 ms, which its 5-minute level keeps exact.
       if (window === '1h') expect(got).toEqual(want);
       expect({ ...got, latencyMs: null }).toEqual({ ...want, latencyMs: null });

@@ -7,6 +7,7 @@ import { statsBuckets } from '../src/webhooks/attempts/stats.js';
 import { ManualClock, startTestApp, type TestApp } from './helpers/app.js';
 import { POSTGRES_URL } from './helpers/db.js';
 import { sample } from './helpers/metrics.js';
+import { statsOf } from './helpers/stats.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -46,26 +47,12 @@ describe('endpoint statistics rollup', () => {
   const allStats = async (id: string) => Promise.all(WINDOWS.map((w) => stats(id, w)));
   /** What the raw attempts give for a window at the clock's now: counts, series and percentile_disc of the exact times. */
   const truth = async (id: string, window: (typeof WINDOWS)[number]) => {
-    const { start, end, bucketMs, count } = statsBuckets(window, clock.now());
+    const { start, end, bucketMs } = statsBuckets(window, clock.now());
     const rows = await t.ctx.db.query<{ at: Date; ok: boolean; ms: number | null }>(
       'SELECT started_at AS at, ok, response_time_ms AS ms FROM webhook_delivery_attempts WHERE endpoint_id = $1 AND started_at >= $2 AND started_at < $3',
       [id, new Date(start), new Date(end)],
     );
-    const times = rows.map((r) => r.ms).filter((ms): ms is number => ms !== null).sort((x, y) => x - y);
-    const disc = (p: number) => (times.length ? times[Math.max(0, Math.ceil(p * times.length) - 1)] : null);
-    const successes = rows.filter((r) => r.ok).length;
-    return {
-      window,
-      attempts: rows.length,
-      successes,
-      failures: rows.length - successes,
-      successRate: rows.length ? successes / rows.length : null,
-      latencyMs: { p50: disc(0.5), p95: disc(0.95), p99: disc(0.99) },
-      series: Array.from({ length: count }, (_, i) => {
-        const own = rows.filter((r) => Math.floor((new Date(r.at).getTime() - start) / bucketMs) === i);
-        return { start: new Date(start + i * bucketMs).toISOString(), successes: own.filter((r) => r.ok).length, failures: own.filter((r) => !r.ok).length };
-      }),
-    };
+    return statsOf(window, start, end, bucketMs, rows.map((r) => ({ at: new Date(r.at).getTime(), ok: r.ok, ms: r.ms })));
   };
   /**
    * Every window answers what the raw attempts give: counts, rate and series exactly; percentiles
