@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppContext } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { idTimePrefix, type IdPrefix } from '../lib/ids.js';
-import { pruneHourlyBatch, pruneRollupBatch } from '../webhooks/attempts/rollup.js';
+import { pruneHourlyBatch, pruneRollupBatch, pruneSixHourBatch } from '../webhooks/attempts/rollup.js';
 import { startPeriodic } from './periodic.js';
 
 /** Rows deleted per statement at most: each batch is a short transaction that holds few locks. */
@@ -44,9 +44,10 @@ interface Sweep {
  * - Recoveries (webhook_recoveries): only completed or failed ones.
  * A table added later is one more line here, before the table it refers to.
  *
- * The endpoint statistics rollup has no ids: the buckets of its 5-minute level (webhook_endpoint_stats)
- * and the hours of its hourly level (webhook_endpoint_stats_hourly) that ended before the cutoff go
- * after these sweeps, oldest first (ROLLUP_PRUNES).
+ * The endpoint statistics rollup has no ids: the buckets of its 5-minute level (webhook_endpoint_stats),
+ * the hours of its hourly level (webhook_endpoint_stats_hourly) and the blocks of its 6-hour level
+ * (webhook_endpoint_stats_6h) that ended before the cutoff go after these sweeps, oldest first
+ * (ROLLUP_PRUNES).
  */
 export const SWEEPS: Sweep[] = [
   { table: 'webhook_deliveries', prefix: 'whd', keep: `status = 'pending'`, with: { table: 'webhook_delivery_attempts', column: 'delivery_id' } },
@@ -69,6 +70,7 @@ export const SWEEPS: Sweep[] = [
 const ROLLUP_PRUNES: [table: string, prune: typeof pruneRollupBatch][] = [
   ['webhook_endpoint_stats', pruneRollupBatch],
   ['webhook_endpoint_stats_hourly', pruneHourlyBatch],
+  ['webhook_endpoint_stats_6h', pruneSixHourBatch],
 ];
 
 export interface RetentionRun {

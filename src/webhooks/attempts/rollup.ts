@@ -6,6 +6,8 @@ import { startPeriodic } from '../../ops/periodic.js';
 export const ROLLUP_BUCKET_MS = 5 * 60_000;
 /** The hourly level's rows: an hour each, aligned to UTC (the 24h and 7d windows' buckets are whole hours). */
 export const HOUR_MS = 60 * 60_000;
+/** The 6-hour level's rows: six hours each, aligned to UTC (the 7d window's buckets). */
+export const SIX_HOURS_MS = 6 * HOUR_MS;
 /** At most this much of the attempts' time per transaction, so a first run over a large table is many short ones. */
 export const ROLLUP_STEP_MS = 6 * 60 * 60_000;
 /** A process rolls up this long after it starts, then this long after each run. */
@@ -65,14 +67,31 @@ const HOURLY_CLASS_MS = `CASE WHEN a.response_time_ms IS NULL THEN -1
                               WHEN a.response_time_ms < ${HOURLY_EXACT_BELOW_MS} THEN a.response_time_ms
                               ELSE ((a.response_time_ms >> ${SHIFT}) << ${SHIFT}) + (1 << (${SHIFT} - 1)) END`;
 
+/** A coarse level's rows from `source`'s counts by class: the counts summed, the histogram as two arrays by class. */
+const histograms = (start: string, source: string) => `SELECT endpoint_id, workspace_id, ${start}, sum(successes), sum(failures),
+           coalesce(array_agg(class_ms ORDER BY class_ms) FILTER (WHERE class_ms >= 0), '{}'),
+           coalesce(array_agg(n ORDER BY class_ms) FILTER (WHERE class_ms >= 0), '{}')
+      FROM ${source} GROUP BY 1, 2, 3`;
+
+/** Adds a coarse level's new row (`excluded`) to the one already there (`t`): counts, and the histograms class by class. */
+const mergeHistograms = (t: string) => `
+           successes = ${t}.successes + excluded.successes,
+           failures = ${t}.failures + excluded.failures,
+           (latency_ms, latency_n) = (
+             SELECT coalesce(array_agg(ms ORDER BY ms), '{}'), coalesce(array_agg(n ORDER BY ms), '{}')
+               FROM (SELECT ms, sum(n)::int AS n
+                       FROM (SELECT * FROM unnest(${t}.latency_ms, ${t}.latency_n) UNION ALL SELECT * FROM unnest(excluded.latency_ms, excluded.latency_n)) x (ms, n)
+                      GROUP BY ms) m)`;
+
 /**
  * The attempts started in [$1, $2), counted by endpoint, 5-minute bucket, verdict, rounded time and
- * latency class, added to both levels: the 5-minute one (rows by bucket, verdict and rounded time)
- * and the hourly one (a row per endpoint and hour: counts and a histogram by class, merged into the
- * hour's row when an earlier step counted a part of that hour already). Read endpoint by endpoint
+ * latency class, added to the three levels: the 5-minute one (rows by bucket, verdict and rounded
+ * time), the hourly one and the 6-hour one (a row per endpoint and hour, or 6-hour block: counts and
+ * a histogram by class, merged into the row when an earlier step counted a part of it already; both
+ * from the same classes, so an attempt lands in one row of each level). Read endpoint by endpoint
  * through the (endpoint_id, started_at) index (the attempts have no index on the time alone, and the
  * delivery path pays for none): one index range per endpoint, over the step's attempts only, read
- * once for both levels. The aggregate inside the lateral subquery keeps the planner from turning this
+ * once for all levels. The aggregate inside the lateral subquery keeps the planner from turning this
  * into a join over the whole table. Endpoints deleted (more than the margin) before the step are
  * skipped: their statistics are not served any more.
  */
@@ -98,21 +117,21 @@ const ROLL_SQL = `WITH s AS (
       FROM s GROUP BY 1, 2, 3, 4
   ), hours AS (
     INSERT INTO webhook_endpoint_stats_hourly AS h (endpoint_id, workspace_id, hour_start, successes, failures, latency_ms, latency_n)
-    SELECT endpoint_id, workspace_id, hour_start, sum(successes), sum(failures),
-           coalesce(array_agg(class_ms ORDER BY class_ms) FILTER (WHERE class_ms >= 0), '{}'),
-           coalesce(array_agg(n ORDER BY class_ms) FILTER (WHERE class_ms >= 0), '{}')
-      FROM classes GROUP BY 1, 2, 3
-        ON CONFLICT (endpoint_id, hour_start) DO UPDATE SET
-           successes = h.successes + excluded.successes,
-           failures = h.failures + excluded.failures,
-           (latency_ms, latency_n) = (
-             SELECT coalesce(array_agg(ms ORDER BY ms), '{}'), coalesce(array_agg(n ORDER BY ms), '{}')
-               FROM (SELECT ms, sum(n)::int AS n
-                       FROM (SELECT * FROM unnest(h.latency_ms, h.latency_n) UNION ALL SELECT * FROM unnest(excluded.latency_ms, excluded.latency_n)) x (ms, n)
-                      GROUP BY ms) m)
+    ${histograms('hour_start', 'classes')}
+        ON CONFLICT (endpoint_id, hour_start) DO UPDATE SET ${mergeHistograms('h')}
+    RETURNING 1
+  ), block_classes AS (
+    SELECT endpoint_id, workspace_id, date_bin('6 hours', hour_start, timestamptz 'epoch') AS block_start, class_ms,
+           sum(successes)::int AS successes, sum(failures)::int AS failures, sum(n)::int AS n
+      FROM classes GROUP BY 1, 2, 3, 4
+  ), blocks AS (
+    INSERT INTO webhook_endpoint_stats_6h AS b (endpoint_id, workspace_id, block_start, successes, failures, latency_ms, latency_n)
+    ${histograms('block_start', 'block_classes')}
+        ON CONFLICT (endpoint_id, block_start) DO UPDATE SET ${mergeHistograms('b')}
     RETURNING 1
   )
-  SELECT coalesce(sum(n), 0)::int AS attempts, (SELECT count(*)::int FROM added) AS rows, (SELECT count(*)::int FROM hours) AS hours FROM s`;
+  SELECT coalesce(sum(n), 0)::int AS attempts, (SELECT count(*)::int FROM added) AS rows, (SELECT count(*)::int FROM hours) AS hours,
+         (SELECT count(*)::int FROM blocks) AS blocks FROM s`;
 
 /** The oldest attempt's time, found with one index descent per endpoint; null without attempts. */
 const OLDEST_SQL = `SELECT min(o.started_at) AS oldest
@@ -145,9 +164,9 @@ export interface RollupOptions {
  * Rolls the attempts up to the horizon (rollupHorizon at ctx.clock's now), one transaction per step
  * of at most `stepMs`. Each step holds the schema's advisory lock, reads the watermark (locking its
  * row, so even two steps that got past the lock at once would run one after the other and the
- * second would start where the first ended), adds [rolled_until, to) to both levels of the rollup
- * (5-minute and hourly) and moves their one watermark to `to`, all or nothing: every attempt is
- * counted once in each level. The first run starts at the oldest attempt's bucket. A step cancelled by the statement time-out is tried again at half the
+ * second would start where the first ended), adds [rolled_until, to) to the three levels of the
+ * rollup (5-minute, hourly and 6-hour) and moves their one watermark to `to`, all or nothing: every
+ * attempt is counted once in each level. The first run starts at the oldest attempt's bucket. A step cancelled by the statement time-out is tried again at half the
  * size (down to one bucket) for the rest of the run.
  */
 export async function runRollup(ctx: Pick<AppContext, 'db' | 'clock' | 'config'>, options: RollupOptions = {}): Promise<RollupRun> {
@@ -187,7 +206,7 @@ async function rollStep(db: Db, horizon: Date, stepMs: number, marginMs: number)
     }
     const to = new Date(Math.min(from.getTime() + stepMs, horizon.getTime()));
     const [{ attempts }] = await q.query<{ attempts: number }>(ROLL_SQL, [from, to, new Date(from.getTime() - marginMs)]);
-    // A first run fills both levels from its start on: the hourly level is complete from there.
+    // A first run fills every level from its start on: the hourly and 6-hour levels are complete from there.
     await setWatermark(q, to, rolled === null ? from : null);
     return { rolledUntil: to, step: { from, to, attempts } };
   });
@@ -204,9 +223,12 @@ async function oldestBucket(q: Queryable): Promise<Date | null> {
   return new Date(Math.floor(new Date(oldest).getTime() / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS);
 }
 
-/** Moves the watermark of both levels; `hourlySince` (a first run's start) says where the hourly level begins. */
-async function setWatermark(q: Queryable, until: Date, hourlySince: Date | null): Promise<void> {
-  await q.query('UPDATE webhook_endpoint_stats_rollup SET rolled_until = $1, hourly_since = coalesce($2, hourly_since)', [until, hourlySince]);
+/** Moves the watermark of the levels; `since` (a first run's start) says where the hourly and 6-hour levels begin. */
+async function setWatermark(q: Queryable, until: Date, since: Date | null): Promise<void> {
+  await q.query(
+    'UPDATE webhook_endpoint_stats_rollup SET rolled_until = $1, hourly_since = coalesce($2, hourly_since), six_hour_since = coalesce($2, six_hour_since)',
+    [until, since],
+  );
 }
 
 /**
@@ -233,19 +255,25 @@ export async function pruneRollupBatch(q: Queryable, before: Date, batchSize: nu
   return { deleted: batch.deleted, full: batch.selected >= batchSize };
 }
 
+/** The coarse levels' tables, the column of their rows' start, and their rows' length. */
+const COARSE_LEVELS = {
+  hourly: { table: 'webhook_endpoint_stats_hourly', start: 'hour_start', interval: '1 hour', ms: HOUR_MS },
+  sixHour: { table: 'webhook_endpoint_stats_6h', start: 'block_start', interval: '6 hours', ms: SIX_HOURS_MS },
+} as const;
+
 /**
- * Deletes the hourly level's hours that ended before `before`, as pruneRollupBatch does for the
- * 5-minute level (the age index: migrations/014).
+ * Deletes a coarse level's rows (hours or 6-hour blocks) that ended before `before`, as
+ * pruneRollupBatch does for the 5-minute level (the age indexes: migrations/014 and 015).
  */
-export async function pruneHourlyBatch(q: Queryable, before: Date, batchSize: number): Promise<{ deleted: number; full: boolean }> {
-  const cutoff = new Date(Math.floor(before.getTime() / HOUR_MS) * HOUR_MS);
+async function pruneCoarseBatch(level: keyof typeof COARSE_LEVELS, q: Queryable, before: Date, batchSize: number): Promise<{ deleted: number; full: boolean }> {
+  const { table, start, interval, ms } = COARSE_LEVELS[level];
+  const cutoff = new Date(Math.floor(before.getTime() / ms) * ms);
+  const age = `date_bin('${interval}', ${start}, timestamptz 'epoch')`;
   const [batch] = await q.query<{ deleted: number; selected: number }>(
     `WITH doomed AS (
-       SELECT endpoint_id, hour_start FROM webhook_endpoint_stats_hourly
-        WHERE date_bin('1 hour', hour_start, timestamptz 'epoch') < $1
-        ORDER BY date_bin('1 hour', hour_start, timestamptz 'epoch') LIMIT $2 FOR UPDATE SKIP LOCKED
+       SELECT endpoint_id, ${start} FROM ${table} WHERE ${age} < $1 ORDER BY ${age} LIMIT $2 FOR UPDATE SKIP LOCKED
      ), gone AS (
-       DELETE FROM webhook_endpoint_stats_hourly h USING doomed d WHERE h.endpoint_id = d.endpoint_id AND h.hour_start = d.hour_start
+       DELETE FROM ${table} t USING doomed d WHERE t.endpoint_id = d.endpoint_id AND t.${start} = d.${start}
        RETURNING 1
      )
      SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT count(*)::int FROM doomed) AS selected`,
@@ -253,6 +281,11 @@ export async function pruneHourlyBatch(q: Queryable, before: Date, batchSize: nu
   );
   return { deleted: batch.deleted, full: batch.selected >= batchSize };
 }
+
+/** The hourly level's hours that ended before `before` (pruneCoarseBatch). */
+export const pruneHourlyBatch = (q: Queryable, before: Date, batchSize: number) => pruneCoarseBatch('hourly', q, before, batchSize);
+/** The 6-hour level's blocks that ended before `before` (pruneCoarseBatch). */
+export const pruneSixHourBatch = (q: Queryable, before: Date, batchSize: number) => pruneCoarseBatch('sixHour', q, before, batchSize);
 
 /** Runs the rollup in the background of `svc serve` and `svc worker`; stop() ends a run between two steps. */
 export function startRollup(ctx: Pick<AppContext, 'db' | 'clock' | 'config'>, onError: (error: unknown) => void): { stop(): Promise<void> } {
