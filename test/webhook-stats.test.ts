@@ -162,8 +162,8 @@ describe('endpoint statistics', () => {
   });
 
   it('answers the same once the attempts are rolled up: counts and series exact, the day and the week within 1/32', async () => {
-    // At 10:02:30 the rollup counts up to 09:55 (the last hour's 5-minute level, the day's and the
-    // week's hourly level); the attempts since are read as they are.
+    // At 10:02:30 the rollup counts up to 09:55 (the last hour's 5-minute level, the day's hourly
+    // level, the week's 6-hour level); the attempts since are read as they are.
     await runRollup(t.ctx);
     const windows = [
       ['1h', '2026-01-01T09:05:00.000Z', '2026-01-01T10:05:00.000Z', 5 * MINUTE],

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import { toIso } from '../../lib/iso.js';
-import { HOUR_MS } from './rollup.js';
+import { HOUR_MS, SIX_HOURS_MS } from './rollup.js';
 import { STATS_WINDOWS, type StatsWindow } from './schemas.js';
 
 export interface EndpointStatsView {
@@ -68,13 +68,34 @@ const STATS_SQL = `WITH mark AS (
             FROM latency) AS latency`;
 
 /**
- * The same for the 24h and 7d windows, whose buckets are whole hours: most of the window comes from
- * the rollup's hourly level, one row per hour (24 or 168 at most, one range of its primary key),
+ * The end of the statements that read a coarse level: `hours` (rows of whole hours or blocks, with
+ * a histogram by class) and `finer` (counts by bucket, verdict and time) become the buckets' counts
+ * and the percentiles.
+ */
+const COARSE_TAIL = `), counts AS (
+    SELECT date_bin($4::interval, hour_start, $2::timestamptz) AS bucket, successes, failures FROM hours
+    UNION ALL
+    SELECT bucket, sum(n) FILTER (WHERE ok), sum(n) FILTER (WHERE NOT ok) FROM finer GROUP BY bucket
+  ), times AS (
+    SELECT unnest(latency_ms) AS ms, unnest(latency_n) AS n FROM hours
+    UNION ALL
+    SELECT ms, n FROM finer WHERE ms IS NOT NULL
+  ), latency AS (
+    SELECT ms, sum(sum(n)) OVER (ORDER BY ms) AS upto, sum(sum(n)) OVER () AS total FROM times GROUP BY ms
+  )
+  SELECT (SELECT json_agg(b) FROM (SELECT bucket, sum(successes) AS successes, sum(failures) AS failures FROM counts GROUP BY bucket) b) AS buckets,
+         (SELECT ARRAY[min(ms) FILTER (WHERE upto >= ceil(0.5::float8 * total)), min(ms) FILTER (WHERE upto >= ceil(0.95::float8 * total)),
+                       min(ms) FILTER (WHERE upto >= ceil(0.99::float8 * total))]
+            FROM latency) AS latency`;
+
+/**
+ * The same for the 24h window, whose buckets are whole hours: most of the window comes from the
+ * rollup's hourly level, one row per hour (24 at most, one range of its primary key),
  * with the hour's counts and a histogram of its times by latency class (rollup.ts: exact below
  * 32 ms, within 1/32 above). The hourly level holds every attempt in [hourly_since, rolled_until):
  * the recent part from rolled_until on comes from the attempts, as above, and the part before
- * hourly_since (only during the week after migrations/014, which started the hourly level at the
- * watermark of the day) from the 5-minute level. The hour holding hourly_since holds only the
+ * hourly_since (only during the day after migrations/014, which started the hourly level at the
+ * watermark of the moment) from the 5-minute level. The hour holding hourly_since holds only the
  * attempts after it; the 5-minute level's buckets before it hold the rest. So each attempt is
  * counted by exactly one of the three.
  *
@@ -101,30 +122,69 @@ const HOURLY_STATS_SQL = `WITH mark AS (
       FROM webhook_delivery_attempts
      WHERE endpoint_id = $1 AND started_at >= (SELECT greatest($2::timestamptz, rolled) FROM mark) AND started_at < $3
      GROUP BY 1, 2, 3
-  ), counts AS (
-    SELECT date_bin($4::interval, hour_start, $2::timestamptz) AS bucket, successes, failures FROM hours
-    UNION ALL
-    SELECT bucket, sum(n) FILTER (WHERE ok), sum(n) FILTER (WHERE NOT ok) FROM finer GROUP BY bucket
-  ), times AS (
-    SELECT unnest(latency_ms) AS ms, unnest(latency_n) AS n FROM hours
-    UNION ALL
-    SELECT ms, n FROM finer WHERE ms IS NOT NULL
-  ), latency AS (
-    SELECT ms, sum(sum(n)) OVER (ORDER BY ms) AS upto, sum(sum(n)) OVER () AS total FROM times GROUP BY ms
-  )
-  SELECT (SELECT json_agg(b) FROM (SELECT bucket, sum(successes) AS successes, sum(failures) AS failures FROM counts GROUP BY bucket) b) AS buckets,
-         (SELECT ARRAY[min(ms) FILTER (WHERE upto >= ceil(0.5::float8 * total)), min(ms) FILTER (WHERE upto >= ceil(0.95::float8 * total)),
-                       min(ms) FILTER (WHERE upto >= ceil(0.99::float8 * total))]
-            FROM latency) AS latency`;
+  ${COARSE_TAIL}`;
 
-/** Whether a window's buckets are whole hours, so that it reads the hourly level. */
-function hourly(bucketMs: number): boolean {
-  return bucketMs % HOUR_MS === 0;
+/**
+ * The same for the 7d window, whose buckets are 6-hour blocks aligned to UTC: most of the window
+ * comes from the rollup's 6-hour level, one row per block (28 for a week, 29 while the newest block
+ * is still filling; one range of its primary key), with the block's counts and histogram by class
+ * (the hourly level's classes). The 6-hour level holds every attempt in [six_hour_since,
+ * rolled_until); before six_hour_since (only during the week after migrations/015, which started it
+ * at the watermark of the day) the window reads what came before it, each attempt from one place:
+ * - the hourly level for [hourly_since, the hour holding six_hour_since): whole hours, except the
+ *   one holding hourly_since, which holds only the attempts after it;
+ * - the 5-minute level before hourly_since (as in the 24h window), and between the start of the hour
+ *   holding six_hour_since and six_hour_since itself: that hour's hourly row also holds attempts
+ *   after six_hour_since, which the 6-hour level counts, so the row is left out and its first
+ *   minutes come from the 5-minute level (at most 11 buckets, a second range of its key);
+ * - the attempts from rolled_until on.
+ * hourly_since <= six_hour_since <= rolled_until always (migrations/015 set it to the watermark, a
+ * first run sets both to where it starts), so the four ranges meet without gaps or overlaps.
+ *
+ * Measured (bench/stats-busy.mjs, docs/webhooks.md): a week of a busy endpoint with 76 latency
+ * classes an hour read 168 hourly rows and unnested about 12,700 histogram entries; 29 blocks hold
+ * about 2,200, and the unnest and the hash aggregate over them were most of the statement's time.
+ */
+const SIX_HOUR_STATS_SQL = `WITH mark AS (
+    SELECT coalesce(rolled_until, '-infinity') AS rolled, coalesce(hourly_since, '-infinity') AS hourly_since,
+           coalesce(six_hour_since, '-infinity') AS six_since, coalesce(date_bin('1 hour', six_hour_since, timestamptz 'epoch'), '-infinity') AS six_hour
+      FROM webhook_endpoint_stats_rollup
+  ), hours AS (
+    SELECT block_start AS hour_start, successes, failures, latency_ms, latency_n
+      FROM webhook_endpoint_stats_6h
+     WHERE endpoint_id = $1 AND block_start >= $2 AND block_start < (SELECT least($3::timestamptz, rolled) FROM mark)
+    UNION ALL
+    SELECT hour_start, successes, failures, latency_ms, latency_n
+      FROM webhook_endpoint_stats_hourly
+     WHERE endpoint_id = $1 AND hour_start >= $2 AND hour_start < (SELECT least($3::timestamptz, rolled, six_hour) FROM mark)
+  ), finer AS (
+    SELECT date_bin($4::interval, bucket_start, $2::timestamptz) AS bucket, ok, nullif(latency_ms, -1) AS ms, sum(n)::int AS n
+      FROM webhook_endpoint_stats
+     WHERE endpoint_id = $1 AND bucket_start >= $2 AND bucket_start < (SELECT least($3::timestamptz, rolled, hourly_since) FROM mark)
+     GROUP BY 1, 2, 3
+    UNION ALL
+    SELECT date_bin($4::interval, bucket_start, $2::timestamptz) AS bucket, ok, nullif(latency_ms, -1) AS ms, sum(n)::int AS n
+      FROM webhook_endpoint_stats
+     WHERE endpoint_id = $1 AND bucket_start >= (SELECT greatest($2::timestamptz, hourly_since, six_hour) FROM mark)
+       AND bucket_start < (SELECT least($3::timestamptz, rolled, six_since) FROM mark)
+     GROUP BY 1, 2, 3
+    UNION ALL
+    SELECT date_bin($4::interval, started_at, $2::timestamptz) AS bucket, ok, response_time_ms AS ms, count(*)::int AS n
+      FROM webhook_delivery_attempts
+     WHERE endpoint_id = $1 AND started_at >= (SELECT greatest($2::timestamptz, rolled) FROM mark) AND started_at < $3
+     GROUP BY 1, 2, 3
+  ${COARSE_TAIL}`;
+
+/** The statement of a window: by the level its buckets are made of (6-hour blocks, whole hours, 5 minutes). */
+function statsSql(bucketMs: number): string {
+  if (bucketMs % SIX_HOURS_MS === 0) return SIX_HOUR_STATS_SQL;
+  if (bucketMs % HOUR_MS === 0) return HOURLY_STATS_SQL;
+  return STATS_SQL;
 }
 
 export async function endpointStats(q: Queryable, endpointId: string, window: StatsWindow, now: Date): Promise<EndpointStatsView> {
   const { start, end, bucketMs, count } = statsBuckets(window, now);
-  const [row] = await q.query<StatsRow>(hourly(bucketMs) ? HOURLY_STATS_SQL : STATS_SQL, [endpointId, new Date(start), new Date(end), `${bucketMs / 1000} seconds`]);
+  const [row] = await q.query<StatsRow>(statsSql(bucketMs), [endpointId, new Date(start), new Date(end), `${bucketMs / 1000} seconds`]);
   const series = Array.from({ length: count }, (_, i) => ({ start: toIso(new Date(start + i * bucketMs)), successes: 0, failures: 0 }));
   let attempts = 0;
   let successes = 0;
