@@ -71,20 +71,28 @@ describe('endpoint statistics rollup', () => {
       }
     }
   };
-  const attemptsBetween = async (id: string, from: Date, to: Date) => {
+  /** Attempts of one endpoint (or all: null) started in [from, to). */
+  const attemptsBetween = async (id: string | null, from: Date, to: Date) => {
     const [row] = await t.ctx.db.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE endpoint_id = $1 AND started_at >= $2 AND started_at < $3',
+      'SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE ($1::text IS NULL OR endpoint_id = $1) AND started_at >= $2 AND started_at < $3',
       [id, from, to],
     );
     return row.n;
   };
-  const hourlyTotal = async (id?: string) => {
+  /** Attempts, and attempts with a time, that a coarse level (hourly or 6-hour) counts: of one endpoint, or all. */
+  const levelTotal = async (table: string, id?: string) => {
     const [row] = await t.ctx.db.query<{ n: number; timed: number }>(
       `SELECT coalesce(sum(successes + failures), 0)::int AS n, coalesce(sum((SELECT sum(x) FROM unnest(latency_n) x)), 0)::int AS timed
-         FROM webhook_endpoint_stats_hourly WHERE $1::text IS NULL OR endpoint_id = $1`,
+         FROM ${table} WHERE $1::text IS NULL OR endpoint_id = $1`,
       [id ?? null],
     );
     return row;
+  };
+  const hourlyTotal = (id?: string) => levelTotal('webhook_endpoint_stats_hourly', id);
+  const sixHourTotal = (id?: string) => levelTotal('webhook_endpoint_stats_6h', id);
+  const since = async () => {
+    const [row] = await t.ctx.db.query<{ hourly_since: Date; six_hour_since: Date }>('SELECT hourly_since, six_hour_since FROM webhook_endpoint_stats_rollup');
+    return { hourly: new Date(row.hourly_since).toISOString(), sixHour: new Date(row.six_hour_since).toISOString() };
   };
   const rolled = async (id?: string) => {
     const [row] = await t.ctx.db.query<{ n: number }>('SELECT coalesce(sum(n), 0)::int AS n FROM webhook_endpoint_stats WHERE $1::text IS NULL OR endpoint_id = $1', [id ?? null]);
@@ -115,6 +123,7 @@ describe('endpoint statistics rollup', () => {
 
   let endpointId: string;
   let straddling: string;
+  let upgraded: string;
 
   beforeAll(async () => {
     t = await startTestApp({ clock, config: { retentionMs: 30 * DAY } });
@@ -158,12 +167,13 @@ describe('endpoint statistics rollup', () => {
     expect(new Date(newest).getTime()).toBeLessThan(horizon);
     expect(rows.filter((r) => r.at >= horizon)).toHaveLength(5);
 
-    // The hourly level counts the same attempts, from the first run's start on.
-    expect(await hourlyTotal(endpointId)).toEqual({ n: rolledUp, timed: rows.filter((r) => r.at < horizon && r.ms !== null).length });
-    const [{ hourly_since }] = await t.ctx.db.query<{ hourly_since: Date }>('SELECT hourly_since FROM webhook_endpoint_stats_rollup');
-    expect(new Date(hourly_since).getTime()).toBe(oldest);
+    // The hourly and 6-hour levels count the same attempts, from the first run's start on.
+    const total = { n: rolledUp, timed: rows.filter((r) => r.at < horizon && r.ms !== null).length };
+    expect(await hourlyTotal(endpointId)).toEqual(total);
+    expect(await sixHourTotal(endpointId)).toEqual(total);
+    expect(await since()).toEqual({ hourly: new Date(oldest).toISOString(), sixHour: new Date(oldest).toISOString() });
 
-    // The last hour reads the 5-minute level, exact below 100 ms; the day and the week the hourly one.
+    // The last hour reads the 5-minute level, exact below 100 ms; the day the hourly one, the week the 6-hour one.
     const after = await allStats(endpointId);
     expect(after[0]).toEqual(before[0]);
     await expectRaw(endpointId);
@@ -193,6 +203,7 @@ describe('endpoint statistics rollup', () => {
     expectContiguous(run.steps, Date.parse('2026-01-01T09:55:00.000Z'), Date.parse('2026-01-01T10:25:00.000Z'), 6 * HOUR);
     expect(await rolled()).toBe(await attemptsBefore(new Date('2026-01-01T10:25:00.000Z')));
     expect((await hourlyTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T10:25:00.000Z')));
+    expect((await sixHourTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T10:25:00.000Z')));
     expect((await allStats(endpointId))[0]).toEqual(later[0]);
     await expectRaw(endpointId);
   });
@@ -255,6 +266,7 @@ describe('endpoint statistics rollup', () => {
     expect(await rolled(id)).toBe(rows.length);
     expect(await rolled()).toBe(await attemptsBefore(new Date('2026-01-01T11:55:00.000Z')));
     expect((await hourlyTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T11:55:00.000Z')));
+    expect((await sixHourTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T11:55:00.000Z')));
     expect((await allStats(id))[0]).toEqual(before[0]);
     await expectRaw(id);
   });
@@ -284,6 +296,7 @@ describe('endpoint statistics rollup', () => {
         expect(await watermark()).toBe('2026-01-01T12:35:00.000Z');
         expect(await rolled(id)).toBe(rows.filter((r) => r.at < Date.parse('2026-01-01T12:35:00.000Z')).length);
         expect((await hourlyTotal(id)).n).toBe(await rolled(id));
+        expect((await sixHourTotal(id)).n).toBe(await rolled(id));
         await holder.rollback();
       }
       const rest = await runRollup(t.ctx);
@@ -295,11 +308,12 @@ describe('endpoint statistics rollup', () => {
     expect(await rolled(id)).toBe(rows.filter((r) => r.at < Date.parse('2026-01-01T12:55:00.000Z')).length);
     expect(await rolled()).toBe(await attemptsBefore(new Date('2026-01-01T12:55:00.000Z')));
     expect((await hourlyTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T12:55:00.000Z')));
+    expect((await sixHourTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T12:55:00.000Z')));
     expect((await allStats(id))[0]).toEqual(before[0]);
     await expectRaw(id);
   });
 
-  it('reads the day and the week from one row per endpoint and hour, with percentiles within 1/32', async () => {
+  it('reads the day from one row per endpoint and hour, the week from one per 6 hours, with percentiles within 1/32', async () => {
     // Four hours from the watermark (12:55) of a busy endpoint: 20 attempts per 5 minutes, times
     // spread from 20 ms to 5 s (hundreds of distinct rounded times), some failures, some untimed.
     const id = await createEndpoint();
@@ -329,6 +343,18 @@ describe('endpoint statistics rollup', () => {
     );
     expect(hours.map((h) => new Date(h.hour_start).toISOString().slice(11, 16))).toEqual(['12:00', '13:00', '14:00', '15:00', '16:00']);
     expect(await hourlyTotal(id)).toEqual({ n: rows.length, timed: rows.filter((r) => r.ms !== null).length });
+    // One row for the 6-hour block that holds them all (12:00-18:00): the hours added up, class by class.
+    const blocks = await t.ctx.db.query<{ block_start: Date; latency_ms: number[]; latency_n: number[] }>(
+      'SELECT block_start, latency_ms, latency_n FROM webhook_endpoint_stats_6h WHERE endpoint_id = $1',
+      [id],
+    );
+    expect(blocks.map((b) => new Date(b.block_start).toISOString())).toEqual(['2026-01-01T12:00:00.000Z']);
+    const summed = new Map<number, number>();
+    for (const h of hours) h.latency_ms.forEach((ms, i) => summed.set(ms, (summed.get(ms) ?? 0) + h.latency_n[i]));
+    const byClass = [...summed].sort(([x], [y]) => x - y);
+    expect(blocks[0].latency_ms).toEqual(byClass.map(([ms]) => ms));
+    expect(blocks[0].latency_n).toEqual(byClass.map(([, n]) => n));
+    expect(await sixHourTotal(id)).toEqual(await hourlyTotal(id));
     const fine = await t.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoint_stats WHERE endpoint_id = $1', [id]);
     expect(fine[0].n).toBeGreaterThan(300);
 
@@ -342,6 +368,11 @@ describe('endpoint statistics rollup', () => {
     expect(edge.latency_ms).toEqual([...classes.keys()]);
     expect(edge.latency_n).toEqual([...classes.values()]);
     expect(edge.latency_ms).toEqual([0, 1, 31, 33, 35, 63, 66, 70, 102, 1008, 1056, 1120, 64_512, 606_208]);
+    const [edgeBlock] = await t.ctx.db.query<{ latency_ms: number[]; latency_n: number[] }>(
+      'SELECT latency_ms, latency_n FROM webhook_endpoint_stats_6h WHERE endpoint_id = $1',
+      [other],
+    );
+    expect(edgeBlock).toEqual(edge);
     for (const ms of edges) expect(Math.abs(latencyClassMs(ms) - ms)).toBeLessThanOrEqual(ms / 32);
 
     // Counts and series exact; percentiles those of the classes, every attempt being rolled up.
@@ -355,7 +386,7 @@ describe('endpoint statistics rollup', () => {
     }
   });
 
-  it('counts attempts on both sides of the watermark once, and adds a later part of an hour to its row', async () => {
+  it('counts attempts on both sides of the watermark once, and adds a later part of an hour, and of a 6-hour block, to its row', async () => {
     // The watermark is at 16:55: attempts from there on are read raw, up to the next run.
     const id = straddling;
     const edges = ['16:55:00.000', '16:57:00.000', '16:59:59.999', '17:00:00.000', '17:04:59.999', '17:05:00.000', '17:05:00.001'];
@@ -380,7 +411,16 @@ describe('endpoint statistics rollup', () => {
       // 17:00 (141, failed), 17:04:59.999 (178); 17:05 and after are the next run's.
       { hour_start: '2026-01-01T17:00:00.000Z', successes: 1, failures: 1, latency_ms: classes(141, 178), latency_n: [1, 1] },
     ]);
+    // The block of 12:00-18:00 got 16:10 from the earlier run and the rest from this one.
+    const blocks = await t.ctx.db.query<{ block_start: Date; successes: number; failures: number; latency_ms: number[]; latency_n: number[] }>(
+      'SELECT block_start, successes, failures, latency_ms, latency_n FROM webhook_endpoint_stats_6h WHERE endpoint_id = $1',
+      [id],
+    );
+    expect(blocks.map((b) => ({ ...b, block_start: new Date(b.block_start).toISOString() }))).toEqual([
+      { block_start: '2026-01-01T12:00:00.000Z', successes: 4, failures: 2, latency_ms: classes(30, 40, 67, 104, 141, 178), latency_n: [1, 1, 1, 1, 1, 1] },
+    ]);
     expect((await hourlyTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T17:05:00.000Z')));
+    expect((await sixHourTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T17:05:00.000Z')));
   });
 
   it('resumes a run stopped between two steps where it stopped, counting nothing twice', async () => {
@@ -396,57 +436,68 @@ describe('endpoint statistics rollup', () => {
     const until = new Date('2026-01-01T17:20:00.000Z');
     expect(await rolled()).toBe(await attemptsBefore(until));
     expect((await hourlyTotal()).n).toBe(await attemptsBefore(until));
+    expect((await sixHourTotal()).n).toBe(await attemptsBefore(until));
     await expectRaw(id);
 
     const rest = await runRollup(t.ctx);
     expectContiguous(rest.steps, until.getTime(), Date.parse('2026-01-01T18:05:00.000Z'), 6 * HOUR);
     expect(await rolled()).toBe(await attemptsBefore(new Date('2026-01-01T18:05:00.000Z')));
     expect((await hourlyTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T18:05:00.000Z')));
+    expect((await sixHourTotal()).n).toBe(await attemptsBefore(new Date('2026-01-01T18:05:00.000Z')));
     expect((await hourlyTotal(id)).n).toBe(rows.filter((r) => r.at < Date.parse('2026-01-01T18:05:00.000Z')).length);
+    expect((await sixHourTotal(id)).n).toBe(rows.filter((r) => r.at < Date.parse('2026-01-01T18:05:00.000Z')).length);
     await expectRaw(id);
   });
 
-  it('is pruned by retention like the attempts it counts, both levels', async () => {
-    // SVC_RETENTION is 30 days: at 30 days after 10:00 on Jan 1 minus three days, buckets and hours before 10:00 on Dec 29 go.
+  it('is pruned by retention like the attempts it counts, every level', async () => {
+    // SVC_RETENTION is 30 days: at 30 days after 10:00 on Jan 1 minus three days, buckets, hours and
+    // 6-hour blocks that ended before 10:00 on Dec 29 go (the block of 06:00-12:00 stays).
     const cutoff = new Date(Date.parse('2026-01-01T10:00:00.000Z') - 3 * DAY);
     clock.set(cutoff.getTime() + 30 * DAY);
     const levels = [
-      { table: 'webhook_endpoint_stats', time: 'bucket_start' },
-      { table: 'webhook_endpoint_stats_hourly', time: 'hour_start' },
+      { table: 'webhook_endpoint_stats', time: 'bucket_start', length: '5 minutes' },
+      { table: 'webhook_endpoint_stats_hourly', time: 'hour_start', length: '1 hour' },
+      { table: 'webhook_endpoint_stats_6h', time: 'block_start', length: '6 hours' },
     ];
     const before = [];
-    for (const { table, time } of levels) {
-      const [row] = await t.ctx.db.query<{ old: number; kept: number }>(
-        `SELECT count(*) FILTER (WHERE ${time} < $1)::int AS old, count(*) FILTER (WHERE ${time} >= $1)::int AS kept FROM ${table}`,
-        [cutoff],
-      );
+    for (const { table, time, length } of levels) {
+      const ended = `${time} + interval '${length}' <= $1`;
+      const [row] = await t.ctx.db.query<{ old: number; kept: number }>(`SELECT count(*) FILTER (WHERE ${ended})::int AS old, count(*) FILTER (WHERE NOT (${ended}))::int AS kept FROM ${table}`, [
+        cutoff,
+      ]);
       expect(row.old).toBeGreaterThan(10);
       expect(row.kept).toBeGreaterThan(0);
       before.push(row);
     }
     const run = await runRetention(t.ctx, { batchSize: 7, pauseMs: 0 });
-    for (const [i, { table, time }] of levels.entries()) {
+    for (const [i, { table, time, length }] of levels.entries()) {
       expect(run.deleted[table]).toBe(before[i].old);
-      const [{ left, oldest }] = await t.ctx.db.query<{ left: number; oldest: Date }>(`SELECT count(*)::int AS left, min(${time}) AS oldest FROM ${table}`);
+      const [{ left, oldest_end }] = await t.ctx.db.query<{ left: number; oldest_end: Date }>(
+        `SELECT count(*)::int AS left, min(${time}) + interval '${length}' AS oldest_end FROM ${table}`,
+      );
       expect(left).toBe(before[i].kept);
-      expect(new Date(oldest).getTime()).toBeGreaterThanOrEqual(cutoff.getTime());
+      expect(new Date(oldest_end).getTime()).toBeGreaterThan(cutoff.getTime());
       expect(sample(await t.ctx.metrics.text(), 'svc_retention_deleted_rows_total', { table })).toBe(before[i].old);
     }
     const again = await runRetention(t.ctx, { pauseMs: 0 });
-    expect([again.deleted.webhook_endpoint_stats, again.deleted.webhook_endpoint_stats_hourly]).toEqual([0, 0]);
+    expect([again.deleted.webhook_endpoint_stats, again.deleted.webhook_endpoint_stats_hourly, again.deleted.webhook_endpoint_stats_6h]).toEqual([0, 0, 0]);
+    const [{ block }] = await t.ctx.db.query<{ block: Date }>('SELECT min(block_start) AS block FROM webhook_endpoint_stats_6h');
+    expect(new Date(block).toISOString()).toBe('2025-12-29T06:00:00.000Z');
   });
 
   it('reads the 5-minute level before the hourly level began, as after upgrading a rolled-up installation', async () => {
-    // A day of attempts rolled up into both levels (the run goes from 18:05 on Jan 1 to the horizon).
+    // A day of attempts rolled up into every level (the run goes from 18:05 on Jan 1 to the horizon).
     const now = clock.now().getTime();
     const id = await createEndpoint();
     const rows: Known[] = Array.from({ length: 200 }, (_, i) => ({ at: now - DAY + i * 7 * MINUTE, ok: i % 8 !== 0, ms: i % 30 === 0 ? null : 20 + ((i * 97) % 900) }));
     await insert(id, rows.filter((r) => r.at < now - 10 * MINUTE));
     await runRollup(t.ctx);
     const mark = (await watermark())!;
-    // What migrations/014 leaves: the 5-minute level alone below the watermark, the hourly level from it.
+    // What migrations/014 and 015 applied together leave: the 5-minute level alone below the
+    // watermark, the hourly and 6-hour levels from it.
     await t.ctx.db.query('DELETE FROM webhook_endpoint_stats_hourly');
-    await t.ctx.db.query('UPDATE webhook_endpoint_stats_rollup SET hourly_since = rolled_until');
+    await t.ctx.db.query('DELETE FROM webhook_endpoint_stats_6h');
+    await t.ctx.db.query('UPDATE webhook_endpoint_stats_rollup SET hourly_since = rolled_until, six_hour_since = rolled_until');
     // Below hourly_since the precision is the 5-minute level's (two significant digits).
     await expectRaw(id, 0.05);
 
@@ -457,6 +508,56 @@ describe('endpoint statistics rollup', () => {
     await runRollup(t.ctx);
     expect(Date.parse((await watermark())!)).toBeGreaterThan(Date.parse(mark));
     expect((await hourlyTotal(id)).n).toBe(await attemptsBetween(id, new Date(mark), new Date((await watermark())!)));
+    expect((await sixHourTotal(id)).n).toBe(await attemptsBetween(id, new Date(mark), new Date((await watermark())!)));
     await expectRaw(id, 0.05);
+    upgraded = id;
+  });
+
+  it('reads the hourly level before the 6-hour level began, as after upgrading past migrations/015 only', async () => {
+    // The last run went up to 10:15 on Jan 28 (hourly_since 09:55). Attempts from there to 13:40,
+    // below 100 ms (which every level keeps within 1/32), rolled up into every level.
+    const id = await createEndpoint();
+    const at = (time: string) => Date.parse(`2026-01-28T${time}Z`);
+    const early: Known[] = Array.from({ length: 52 }, (_, i) => ({ at: at('10:15:00') + i * 4 * MINUTE, ok: i % 6 !== 0, ms: i % 13 === 0 ? null : 20 + ((i * 37) % 80) }));
+    await insert(id, early);
+    clock.set(at('13:47:30'));
+    await runRollup(t.ctx);
+    expect(await watermark()).toBe('2026-01-28T13:40:00.000Z');
+
+    // What migrations/015 leaves on an installation that has the hourly level: the 6-hour level
+    // empty, starting at the watermark, which is not on an hour.
+    await t.ctx.db.query('DELETE FROM webhook_endpoint_stats_6h');
+    await t.ctx.db.query('UPDATE webhook_endpoint_stats_rollup SET six_hour_since = rolled_until');
+    expect(await since()).toEqual({ hourly: '2026-01-28T09:55:00.000Z', sixHour: '2026-01-28T13:40:00.000Z' });
+    // The week: the hourly level's 10:00-13:00, the 5-minute level's 13:00-13:40 (the hour of 13:00
+    // also holds what the 6-hour level will count), nothing from the 6-hour level yet.
+    await expectRaw(id);
+    await expectRaw(upgraded, 0.05);
+
+    // Attempts from the watermark on, over the block edge of 18:00, spread from 20 ms to 920 ms.
+    const late: Known[] = Array.from({ length: 88 }, (_, i) => ({ at: at('13:40:00') + i * 4 * MINUTE, ok: i % 7 !== 0, ms: i % 11 === 0 ? null : 20 + ((i * 97) % 900) }));
+    for (const time of ['17:59:59.999', '18:00:00.000', '19:24:59.999', '19:25:00.000']) late.push({ at: at(time), ok: true, ms: 33 });
+    await insert(id, late);
+    clock.set(at('19:32:30'));
+    await expectRaw(id);
+    await runRollup(t.ctx);
+    expect(await watermark()).toBe('2026-01-28T19:25:00.000Z');
+
+    // The 6-hour level counts the attempts from six_hour_since on, each in its block; the hourly
+    // level all of them from hourly_since on.
+    const blocks = await t.ctx.db.query<{ block_start: Date; n: number }>(
+      'SELECT block_start, successes + failures AS n FROM webhook_endpoint_stats_6h WHERE endpoint_id = $1 ORDER BY block_start',
+      [id],
+    );
+    expect(blocks.map((b) => ({ start: new Date(b.block_start).toISOString(), n: b.n }))).toEqual([
+      { start: '2026-01-28T12:00:00.000Z', n: await attemptsBetween(id, new Date(at('13:40:00')), new Date(at('18:00:00'))) },
+      { start: '2026-01-28T18:00:00.000Z', n: await attemptsBetween(id, new Date(at('18:00:00')), new Date(at('19:25:00'))) },
+    ]);
+    expect((await hourlyTotal(id)).n).toBe(early.length + late.filter((r) => r.at < at('19:25:00')).length);
+    expect((await sixHourTotal()).n).toBe(await attemptsBetween(null, new Date(at('13:40:00')), new Date(at('19:25:00'))));
+    // Each attempt counted once: the 6-hour level, the hourly level before it, the 5-minute level
+    // between 13:00 and 13:40, the attempts from 19:25 on.
+    await expectRaw(id);
+    await expectRaw(upgraded, 0.05);
   });
 });
