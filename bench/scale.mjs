@@ -142,18 +142,18 @@ async function client(url) {
 }
 
 /**
- * The rollup job (dist) over the last ROLLUP_DAYS: the watermark (and the start of the hourly level)
- * is set there first, so the job counts what the statistics' windows (7 days at most) can read and
- * not the older attempts, which no window reads.
+ * The rollup job (dist) over the last ROLLUP_DAYS: the watermark (and the start of the hourly and
+ * 6-hour levels) is set there first, so the job counts what the statistics' windows (7 days at
+ * most) can read and not the older attempts, which no window reads.
  */
 async function rollUp(db, c) {
   const started = performance.now();
   await c.query(
-    `UPDATE webhook_endpoint_stats_rollup SET (rolled_until, hourly_since) = (SELECT d, d FROM date_bin('5 minutes', now() - make_interval(days => $1), timestamptz 'epoch') d)`,
+    `UPDATE webhook_endpoint_stats_rollup SET (rolled_until, hourly_since, six_hour_since) = (SELECT d, d, d FROM date_bin('5 minutes', now() - make_interval(days => $1), timestamptz 'epoch') d)`,
     [ROLLUP_DAYS],
   );
   const run = await runRollup({ db, clock: { now: () => new Date() }, config: { leaseMs: LEASE_MS } });
-  await c.query('ANALYZE webhook_endpoint_stats, webhook_endpoint_stats_hourly');
+  await c.query('ANALYZE webhook_endpoint_stats, webhook_endpoint_stats_hourly, webhook_endpoint_stats_6h');
   return { seconds: (performance.now() - started) / 1000, steps: run.steps.length, attempts: run.steps.reduce((n, s) => n + s.attempts, 0) };
 }
 
