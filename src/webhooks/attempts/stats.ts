@@ -141,9 +141,12 @@ const HOURLY_STATS_SQL = `WITH mark AS (
  * hourly_since <= six_hour_since <= rolled_until always (migrations/015 set it to the watermark, a
  * first run sets both to where it starts), so the four ranges meet without gaps or overlaps.
  *
- * Measured (bench/stats-busy.mjs, docs/webhooks.md): a week of a busy endpoint with 76 latency
- * classes an hour read 168 hourly rows and unnested about 12,700 histogram entries; 29 blocks hold
- * about 2,200, and the unnest and the hash aggregate over them were most of the statement's time.
+ * Measured (bench/stats-busy.mjs, docs/webhooks.md): for a busy endpoint (300 attempts per 5
+ * minutes, 76 latency classes an hour) the week read 164-168 hourly rows, 40 buffers, and unnested
+ * about 12,500 histogram entries, most of the statement's time: 2.5-3.0 ms a call. From 28 blocks,
+ * 22-25 buffers and about 2,100 entries: 1.2-1.5 ms a call, as the 24h window (1.2-1.5 ms). For a
+ * sparse one (2 per 5 minutes, as the scale bench's busy endpoints): 0.84-1.18 ms before, 0.71-0.82
+ * ms after (20 buffers instead of 40-48).
  */
 const SIX_HOUR_STATS_SQL = `WITH mark AS (
     SELECT coalesce(rolled_until, '-infinity') AS rolled, coalesce(hourly_since, '-infinity') AS hourly_since,
