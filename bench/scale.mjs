@@ -158,7 +158,7 @@ async function rollUp(db, c) {
 }
 
 async function sizes(c) {
-  const tables = ['events', 'webhook_deliveries', 'webhook_delivery_attempts', 'webhook_endpoint_stats', 'webhook_endpoint_stats_hourly'];
+  const tables = ['events', 'webhook_deliveries', 'webhook_delivery_attempts', 'webhook_endpoint_stats', 'webhook_endpoint_stats_hourly', 'webhook_endpoint_stats_6h'];
   const rows = await c.query(
     `SELECT relname AS name, pg_total_relation_size(c.oid) AS total, pg_relation_size(c.oid) AS heap, reltuples::bigint AS rows
        FROM pg_class c WHERE relname = ANY ($1) AND relnamespace = current_schema()::regnamespace ORDER BY relname`,
