@@ -59,7 +59,7 @@ describe(`svc command line (${ENGINE})`, { timeout: 240_000 }, () => {
   });
 
   it('runs, as the svc bin, through its first line with the Node.js flags of scripts/node-flags.mjs', async () => {
-    const { NODE_FLAGS } = (await import('../scripts/node-flags.mjs')) as { NODE_FLAGS: string[] };
+    const { NODE_FLAGS } = await import('../scripts/node-flags.mjs');
     const shebang = readFileSync(CLI, 'utf8').split('\n')[0];
     expect(shebang).toBe(`#!/usr/bin/env -S node ${NODE_FLAGS.join(' ')}`);
     // What the kernel runs for `svc --help`: the interpreter, the rest of the line as one argument, the file.

@@ -13,8 +13,8 @@ import { openSse, type SseClient } from './helpers/sse.js';
 async function logOf(t: TestApp, token: string): Promise<string[]> {
   const all: string[] = [];
   for (let url: string | null = '/v1/events?limit=100'; url; ) {
-    const page = ok(await t.call(token, 'GET', url));
-    all.push(...page.data.map((e: { id: string }) => e.id));
+    const page: { data: { id: string }[]; nextPageUrl: string | null } = ok(await t.call(token, 'GET', url));
+    all.push(...page.data.map((e) => e.id));
     url = page.nextPageUrl && new URL(page.nextPageUrl).pathname + new URL(page.nextPageUrl).search;
   }
   return all.reverse();

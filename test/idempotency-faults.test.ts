@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../src/app.js';
@@ -67,7 +68,7 @@ describe.skipIf(ENGINE === 'pglite')('idempotency keys across a lost database (P
   const eventsOf = async (t: TestApp, id: string) => t.ctx.db.query('SELECT id FROM events WHERE subject_id = $1', [id]);
 
   /** After the cut: the proxy back, and the service's retries answered by the database again (a 409 while the lost transaction ends). */
-  async function retryUntilAnswered(proxy: TcpProxy, send: () => ReturnType<App['inject']>) {
+  async function retryUntilAnswered(proxy: TcpProxy, send: () => Promise<LightMyRequestResponse>) {
     await proxy.start();
     let res = await send();
     await eventually(async () => {

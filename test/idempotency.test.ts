@@ -197,7 +197,7 @@ describe('idempotency keys', () => {
     const key = newKey();
     const owner = userOf(t.demo, 'owner').token;
     const [ws0, ws1] = t.demo.workspaces;
-    const callers = [
+    const callers: { token: string; url: string; headers: Record<string, string> }[] = [
       { token: ws0.apiKey, url: '/v1/products', headers: {} },
       { token: ws1.apiKey, url: '/v1/products', headers: {} },
       { token: ws0.testApiKey, url: '/v1/products', headers: {} },

@@ -39,7 +39,7 @@ describe('resource shapes', () => {
 
   it('reads each field by its schema: times as ISO text, integers as numbers, the rest as stored', async () => {
     const rows = await t.db.query(`SELECT ${thingShape.columns} FROM things ORDER BY id`);
-    expect(rows.map(thingShape.view)).toEqual([
+    expect(rows.map((row) => thingShape.view(row))).toEqual([
       { id: 'a', status: 'open', note: null, count: 9007199254740991, total: null, done: false, tags: { '10': 'x', b: 'y\n' }, closedAt: null, createdAt: '2026-01-02T03:04:05.678Z' },
       { id: 'b', status: 'closed', note: 'quote " and \\ and é 😀', count: 0, total: -5, done: true, tags: {}, closedAt: '2026-02-03T04:05:06.007Z', createdAt: '0999-12-31T23:59:59.999Z' },
     ]);

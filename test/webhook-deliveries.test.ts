@@ -3,7 +3,7 @@ import { ManualClock, pathOf, startTestApp, userOf, type TestApp } from './helpe
 import { expectError } from './helpers/expect.js';
 import { EVENT_TYPES } from '../src/events/catalog.js';
 
-type Delivery = Record<string, unknown> & { id: string; createdAt: string };
+type Delivery = Record<string, unknown> & { id: string; eventId: string; createdAt: string };
 
 const LIST_FIELDS = [
   'id', 'endpointId', 'eventId', 'eventType', 'workspaceId', 'status', 'attempt', 'createdAt',

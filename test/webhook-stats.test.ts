@@ -125,14 +125,14 @@ describe('endpoint statistics', () => {
   });
 
   it('moves with the clock: the same attempts an hour later leave the last hour', async () => {
-    clock.set(now + HOUR);
+    clock.set(new Date(now + HOUR));
     try {
       const hour = await stats('?window=1h');
       // [10:05, 11:05): only the attempt at 10:05:00.
       expect(hour).toMatchObject({ attempts: 1, successes: 1, failures: 0, successRate: 1, latencyMs: { p50: 1, p95: 1, p99: 1 } });
       expect(hour.series[0]).toEqual({ start: '2026-01-01T10:05:00.000Z', successes: 1, failures: 0 });
     } finally {
-      clock.set(now);
+      clock.set(new Date(now));
     }
   });
 

@@ -191,7 +191,7 @@ describe('endpoint statistics rollup', () => {
 
     // Half an hour on: attempts of the meantime (one written only now, long after it started, but
     // after the watermark), then a run that rolls up to 10:25.
-    clock.set(start + 30 * MINUTE);
+    clock.set(new Date(start + 30 * MINUTE));
     await insert(endpointId, [
       { at: start + 5 * MINUTE, ok: true, ms: 12 },
       { at: start + 17 * MINUTE, ok: false, ms: null },
@@ -213,7 +213,7 @@ describe('endpoint statistics rollup', () => {
     const id = await createEndpoint();
     const times = [7, 100, 104, 105, 155, 994, 995, 1049, 1050, 9949, 9950, 12345, 12500];
     await insert(id, [...times.map((ms, i) => ({ at: Date.parse('2026-01-01T10:26:00.000Z') + i * 1000, ok: i % 2 === 0, ms })), { at: Date.parse('2026-01-01T10:27:00.000Z'), ok: false, ms: null }]);
-    clock.set(start + 40 * MINUTE);
+    clock.set(new Date(start + 40 * MINUTE));
     const raw = await stats(id, '1h');
     expect(raw.latencyMs).toEqual({ p50: 995, p95: 12500, p99: 12500 });
 
@@ -236,7 +236,7 @@ describe('endpoint statistics rollup', () => {
     const id = await createEndpoint();
     const rows: Known[] = Array.from({ length: 120 }, (_, i) => ({ at: Date.parse('2026-01-01T10:35:00.000Z') + i * 37_000, ok: i % 7 !== 0, ms: i % 90 }));
     await insert(id, rows);
-    clock.set(start + 2 * HOUR);
+    clock.set(new Date(start + 2 * HOUR));
     const before = await allStats(id);
     // On PostgreSQL a second pool on the same schema stands for a second process; PGlite has one connection.
     const second = t.testDb.schema ? await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema, poolSize: 2 }) : null;
@@ -275,7 +275,7 @@ describe('endpoint statistics rollup', () => {
     const id = await createEndpoint();
     const rows: Known[] = Array.from({ length: 60 }, (_, i) => ({ at: Date.parse('2026-01-01T11:55:00.000Z') + i * 47_000, ok: i % 4 !== 0, ms: (i * 13) % 100 }));
     await insert(id, rows);
-    clock.set(start + 3 * HOUR);
+    clock.set(new Date(start + 3 * HOUR));
     // At 13:02:30 the horizon is 12:55. Another transaction holds, uncommitted, a row the bucket of
     // 12:35 will need: every step over that bucket waits for it until the statement time-out.
     const held = rows.find((r) => r.at >= Date.parse('2026-01-01T12:35:00.000Z'))!;
@@ -331,7 +331,7 @@ describe('endpoint statistics rollup', () => {
     // An endpoint whose hour of 16:00 this run counts in part (the next test adds the rest).
     straddling = await createEndpoint();
     await insert(straddling, [{ at: Date.parse('2026-01-01T16:10:00.000Z'), ok: true, ms: 40 }]);
-    clock.set(start + 7 * HOUR);
+    clock.set(new Date(start + 7 * HOUR));
     const before = await allStats(id);
     await runRollup(t.ctx);
     expect(await watermark()).toBe('2026-01-01T16:55:00.000Z');
@@ -395,7 +395,7 @@ describe('endpoint statistics rollup', () => {
     await expectRaw(id);
 
     // At 17:10:30 the horizon is 17:05: the run adds [16:55, 17:00) to 16:00's row and makes 17:00's.
-    clock.set(Date.parse('2026-01-01T17:10:30.000Z'));
+    clock.set('2026-01-01T17:10:30.000Z');
     await expectRaw(id);
     await runRollup(t.ctx);
     expect(await watermark()).toBe('2026-01-01T17:05:00.000Z');
@@ -428,7 +428,7 @@ describe('endpoint statistics rollup', () => {
     const rows: Known[] = Array.from({ length: 90 }, (_, i) => ({ at: Date.parse('2026-01-01T17:05:00.000Z') + i * 40_000, ok: i % 6 !== 0, ms: 20 + ((i * 53) % 400) }));
     await insert(id, rows);
     // At 18:12:30 the horizon is 18:05; a graceful stop after three steps of 5 minutes leaves the watermark at 17:20.
-    clock.set(Date.parse('2026-01-01T18:12:30.000Z'));
+    clock.set('2026-01-01T18:12:30.000Z');
     let asked = 0;
     const stopped = await runRollup(t.ctx, { stepMs: 5 * MINUTE, stopped: () => ++asked > 3 });
     expect(stopped.steps).toHaveLength(3);
@@ -453,7 +453,7 @@ describe('endpoint statistics rollup', () => {
     // SVC_RETENTION is 30 days: at 30 days after 10:00 on Jan 1 minus three days, buckets, hours and
     // 6-hour blocks that ended before 10:00 on Dec 29 go (the block of 06:00-12:00 stays).
     const cutoff = new Date(Date.parse('2026-01-01T10:00:00.000Z') - 3 * DAY);
-    clock.set(cutoff.getTime() + 30 * DAY);
+    clock.set(new Date(cutoff.getTime() + 30 * DAY));
     const levels = [
       { table: 'webhook_endpoint_stats', time: 'bucket_start', length: '5 minutes' },
       { table: 'webhook_endpoint_stats_hourly', time: 'hour_start', length: '1 hour' },
@@ -504,7 +504,7 @@ describe('endpoint statistics rollup', () => {
     // Attempts of the next minutes: the hourly level counts them from hourly_since on.
     await insert(id, rows.filter((r) => r.at >= now - 10 * MINUTE));
     await insert(id, [{ at: now + 2 * MINUTE, ok: false, ms: 250 }]);
-    clock.set(now + 20 * MINUTE);
+    clock.set(new Date(now + 20 * MINUTE));
     await runRollup(t.ctx);
     expect(Date.parse((await watermark())!)).toBeGreaterThan(Date.parse(mark));
     expect((await hourlyTotal(id)).n).toBe(await attemptsBetween(id, new Date(mark), new Date((await watermark())!)));
@@ -520,7 +520,7 @@ describe('endpoint statistics rollup', () => {
     const at = (time: string) => Date.parse(`2026-01-28T${time}Z`);
     const early: Known[] = Array.from({ length: 52 }, (_, i) => ({ at: at('10:15:00') + i * 4 * MINUTE, ok: i % 6 !== 0, ms: i % 13 === 0 ? null : 20 + ((i * 37) % 80) }));
     await insert(id, early);
-    clock.set(at('13:47:30'));
+    clock.set(new Date(at('13:47:30')));
     await runRollup(t.ctx);
     expect(await watermark()).toBe('2026-01-28T13:40:00.000Z');
 
@@ -538,7 +538,7 @@ describe('endpoint statistics rollup', () => {
     const late: Known[] = Array.from({ length: 88 }, (_, i) => ({ at: at('13:40:00') + i * 4 * MINUTE, ok: i % 7 !== 0, ms: i % 11 === 0 ? null : 20 + ((i * 97) % 900) }));
     for (const time of ['17:59:59.999', '18:00:00.000', '19:24:59.999', '19:25:00.000']) late.push({ at: at(time), ok: true, ms: 33 });
     await insert(id, late);
-    clock.set(at('19:32:30'));
+    clock.set(new Date(at('19:32:30')));
     await expectRaw(id);
     await runRollup(t.ctx);
     expect(await watermark()).toBe('2026-01-28T19:25:00.000Z');

@@ -175,8 +175,8 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
     t.ctx.db.begin = async (settings) => {
       const tx = await begin(settings);
       const query = tx.query.bind(tx);
-      tx.query = async (sql, params) => {
-        const rows = await query(sql, params);
+      tx.query = async <T,>(sql: string, params?: unknown[]) => {
+        const rows = await query<T>(sql, params);
         if (sql.includes('FOR UPDATE SKIP LOCKED') && rows.length > 0) {
           claims.push(rows.length);
           for (const row of rows as { id: string }[]) claimed.add(row.id);
