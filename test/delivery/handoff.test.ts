@@ -13,8 +13,7 @@ import { startReceiver, type Behaviour } from '../helpers/receiver.js';
 
 // Polling is set to an hour: a delivery that arrives came by hand-off or a wake-up, not a poll.
 const NO_POLL = { allowPrivateTargets: true, pollIntervalMs: 3_600_000 };
-/** A claim: under row locks or by lease (PostgreSQL), or of rows the process takes for itself (PGlite: claimInProcess). */
-const CLAIM = /FOR UPDATE SKIP LOCKED|NOT \(id = ANY \(\$3::text\[\]\)\)/;
+const CLAIM = /FOR UPDATE SKIP LOCKED/;
 
 /**
  * Records every statement run through the app's database, in open transactions too (held claims),

@@ -111,27 +111,6 @@ export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit
   return rows.map((r) => jobOf(r, r.due, lock));
 }
 
-/**
- * Takes up to `limit` due rows for this process alone, writing nothing: the embedded engine's claim
- * (process-claim.ts). The rows `taken` by this process's workers are skipped; the others are read
- * as they are, their due time as mark. Nothing else can take them meanwhile: no other process
- * opens an embedded database, and this process's claims run one after another.
- */
-export async function claimInProcess(q: Queryable, lock: RowLock, now: Date, limit: number, taken: string[]): Promise<Job[]> {
-  const rows = await q.query<ClaimRow>(
-    `WITH c AS MATERIALIZED (
-       SELECT id, workspace_id, endpoint_id, event_id, event_type, payload, attempt, ${MARK_OF_ROW} AS due
-         FROM webhook_deliveries d
-        WHERE status = 'pending' AND next_attempt_at <= $1 AND NOT (id = ANY ($3::text[])) AND ${inOrder('d')}
-        ORDER BY next_attempt_at
-        LIMIT $2
-     )
-     ${SEND_WITH}`,
-    [now, limit, taken],
-  );
-  return rows.map((r) => jobOf(r, r.due, lock));
-}
-
 function jobOf(r: ClaimRow, mark: Date, held: RowLock | null): Job {
   return {
     id: r.id,

@@ -18,8 +18,6 @@ export interface RecorderOptions {
   written(nextDue: Date | null): void;
   /** A batch was given up after `retryForMs`: its rows come due again by themselves. */
   gaveUp(): void;
-  /** A batch is done with, written or given up: rows the process took for itself are free again (process-claim.ts). */
-  settled?(batch: Outcome[]): void;
 }
 
 /**
@@ -104,10 +102,7 @@ export class OutcomeRecorder {
       const now = performance.now();
       const deadline = giveUpAt ?? now + this.options.retryForMs;
       this.options.onError(error, 'record');
-      if (this.stopped || now >= deadline) {
-        this.options.settled?.(batch);
-        return this.options.gaveUp();
-      }
+      if (this.stopped || now >= deadline) return this.options.gaveUp();
       // Tried again off the writers, so that other batches are not held up behind it.
       const timer = setTimeout(() => {
         this.retries.delete(timer);
@@ -116,7 +111,6 @@ export class OutcomeRecorder {
       this.retries.set(timer, batch);
       return;
     }
-    this.options.settled?.(batch);
     this.options.written(earliestRetry(batch));
   }
 }

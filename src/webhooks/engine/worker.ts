@@ -1,12 +1,11 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { AppContext } from '../../context.js';
 import { deferred, runAttempt, type AttemptDeps, type Outcome } from './attempt.js';
-import { claimByLease, claimInProcess, claimLocked, earliestDue, nextDue, releaseLeases } from './claim.js';
+import { claimByLease, claimLocked, earliestDue, nextDue, releaseLeases } from './claim.js';
 import { Dispatcher } from './dispatch.js';
 import { Faults } from './faults.js';
 import { HELD_CLAIMS_PER_WORKER, HeldClaim } from './held-claim.js';
 import type { Job } from './job.js';
-import { ProcessClaims, ProcessLock } from './process-claim.js';
 import { SendTimes } from './rate.js';
 import { OutcomeRecorder } from './recorder.js';
 import { HttpSender, type Sender } from './sender.js';
@@ -22,9 +21,8 @@ export interface DeliveryWorkerOptions {
   /** Called when what failed works again, with how many failures the streak had. */
   onRecover?: (during: string, failures: number) => void;
   /**
-   * How rows are taken on PostgreSQL: under row locks of an open transaction (`held`,
-   * held-claim.ts; the default), or by writing a lease on them (`lease`, claim.ts). On PGlite rows
-   * are taken by the process for itself, writing nothing (process-claim.ts), unless `lease` is asked for.
+   * How rows are taken: under row locks of an open transaction (`held`, held-claim.ts; the default
+   * on PostgreSQL), or by writing a lease on them (`lease`, claim.ts; the only way on PGlite).
    */
   claims?: 'held' | 'lease';
 }
@@ -67,9 +65,6 @@ export class DeliveryWorker implements LocalWorker {
   private readonly ownsSender: boolean;
   private readonly concurrency: number;
   private readonly holdsClaims: boolean;
-  /** The embedded engine's rows taken by this process, and what holds this worker's (null on PostgreSQL). */
-  private readonly processClaims: ProcessClaims | null;
-  private readonly processLock: ProcessLock | null;
   private readonly faults: Faults;
   private readonly dispatch: Dispatcher;
   private readonly recorder: OutcomeRecorder;
@@ -95,8 +90,6 @@ export class DeliveryWorker implements LocalWorker {
     this.ownsSender = options.sender === undefined;
     this.concurrency = options.concurrency ?? ctx.config.workerConcurrency;
     this.holdsClaims = ctx.db.begin !== undefined && (options.claims ?? 'held') === 'held';
-    this.processClaims = ctx.db.engine === 'pglite' && options.claims !== 'lease' ? ProcessClaims.of(ctx.db) : null;
-    this.processLock = this.processClaims ? new ProcessLock(this.processClaims, (outcome) => this.recorder.add([outcome])) : null;
     this.faults = new Faults(options.onError ?? (() => {}), options.onRecover ?? (() => {}));
     this.attemptDeps = { clock: ctx.clock, secrets: ctx.secrets, sender: this.sender, config: ctx.config, metrics: ctx.metrics };
     this.sendTimes = new SendTimes(ctx.db);
@@ -124,7 +117,6 @@ export class DeliveryWorker implements LocalWorker {
         this.checkWhenIdle();
       },
       gaveUp: () => this.maybeClaimMore(),
-      settled: (batch) => this.processClaims?.release(batch.map((outcome) => outcome.id)),
     });
     this.wakeups = new Wakeups({ db: ctx.db, clock: ctx.clock, notifier: ctx.notifier, pollIntervalMs: ctx.config.pollIntervalMs }, () => this.kick());
   }
@@ -149,10 +141,8 @@ export class DeliveryWorker implements LocalWorker {
     if (this.reserved > 0) await new Promise<void>((resolve) => (this.reservationsSettled = resolve));
     await Promise.allSettled([...this.offering]);
     const unstarted = this.dispatch.takeBack(() => true);
-    // Rows this process took for itself need no write to be free: dropping them frees them.
-    const ownRows = new Set(unstarted.filter((job) => job.held instanceof ProcessLock));
     for (const job of unstarted) job.held?.drop(job);
-    const leased = unstarted.filter((job) => !job.held && !ownRows.has(job));
+    const leased = unstarted.filter((job) => !job.held);
     await releaseLeases(this.ctx.db, leased, this.ctx.clock.now()).catch((error) => this.faults.failed(error, 'release'));
     await this.dispatch.close();
     await Promise.allSettled([...this.held].map((claim) => claim.end()));
@@ -257,10 +247,6 @@ export class DeliveryWorker implements LocalWorker {
 
   /** Takes up to `limit` due rows, under row locks or by lease. */
   private async claim(limit: number, now = this.ctx.clock.now()): Promise<Job[]> {
-    if (this.processClaims && this.processLock) {
-      const lock = this.processLock;
-      return this.processClaims.take((taken) => claimInProcess(this.ctx.db, lock, now, limit, taken));
-    }
     if (!this.holdsClaims || !this.ctx.db.begin) return claimByLease(this.ctx.db, now, this.ctx.config.leaseMs, limit);
     const claim = new HeldClaim(await this.ctx.db.begin(HeldClaim.SETTINGS), { db: this.ctx.db, clock: this.ctx.clock, leaseMs: this.ctx.config.leaseMs }, {
       unstarted: (ending) => this.dispatch.takeBack((job) => job.held === ending),
@@ -325,13 +311,12 @@ export class DeliveryWorker implements LocalWorker {
    * reserved for hand-offs count as taken. Claiming waits while writes lag behind by more than two
    * full rounds, and while HELD_CLAIMS_PER_WORKER claims are open. Held rows may wait two rounds
    * ahead: their claim ends after HOLD_MS at most and frees the rows not started; a leased row one,
-   * since its lease covers one attempt waited for and one made. Rows the process took for itself
-   * (PGlite) have no lease to outlast and wait two rounds, as held rows do.
+   * since its lease covers one attempt waited for and one made.
    */
   private claimable(): number {
     if (this.writesLag()) return 0;
     if (this.held.size >= HELD_CLAIMS_PER_WORKER) return 0;
-    return this.dispatch.room(this.holdsClaims || this.processClaims ? 2 : 1) - this.reserved;
+    return this.dispatch.room(this.holdsClaims ? 2 : 1) - this.reserved;
   }
 
   private writesLag(): boolean {
@@ -345,14 +330,10 @@ export class DeliveryWorker implements LocalWorker {
    * of 16, 34.0 in claims of 32, 29.0 in claims of 64 and 27.2 in claims of 128. Held rows wait up
    * to two rounds ahead, so a busy worker takes a full round or nothing. A claim by lease, whose
    * rows wait one round at most, takes a quarter of a round, so that the slots do not run dry while
-   * it is on its way. The embedded engine's claims (process-claim.ts) take a full round too: each
-   * steps over the rows this process has taken, up to three rounds of them, so a claim of a quarter
-   * round paid for that walk four times as often; in alternating runs of the PGlite delivery
-   * benchmark the service's CPU per delivery was 419-427 µs by lease, 385-425 with claims of a
-   * quarter round and 368-428 (median 377) with claims of a round.
+   * it is on its way.
    */
   private smallestClaim(): number {
-    return this.holdsClaims || this.processClaims ? this.concurrency : Math.max(1, this.concurrency >> 2);
+    return this.holdsClaims ? this.concurrency : Math.max(1, this.concurrency >> 2);
   }
 
   /**
