@@ -89,6 +89,16 @@ const COARSE_TAIL = `), counts AS (
             FROM latency) AS latency`;
 
 /**
+ * The last part of `finer` in the coarse statements, the attempts not rolled up yet (from the
+ * watermark on: one range of the (endpoint_id, started_at) index), then COARSE_TAIL.
+ */
+const RECENT_AND_TAIL = `    SELECT date_bin($4::interval, started_at, $2::timestamptz) AS bucket, ok, response_time_ms AS ms, count(*)::int AS n
+      FROM webhook_delivery_attempts
+     WHERE endpoint_id = $1 AND started_at >= (SELECT greatest($2::timestamptz, rolled) FROM mark) AND started_at < $3
+     GROUP BY 1, 2, 3
+  ${COARSE_TAIL}`;
+
+/**
  * The same for the 24h window, whose buckets are whole hours: most of the window comes from the
  * rollup's hourly level, one row per hour (24 at most, one range of its primary key),
  * with the hour's counts and a histogram of its times by latency class (rollup.ts: exact below
@@ -118,11 +128,7 @@ const HOURLY_STATS_SQL = `WITH mark AS (
      WHERE endpoint_id = $1 AND bucket_start >= $2 AND bucket_start < (SELECT least($3::timestamptz, rolled, since) FROM mark)
      GROUP BY 1, 2, 3
     UNION ALL
-    SELECT date_bin($4::interval, started_at, $2::timestamptz) AS bucket, ok, response_time_ms AS ms, count(*)::int AS n
-      FROM webhook_delivery_attempts
-     WHERE endpoint_id = $1 AND started_at >= (SELECT greatest($2::timestamptz, rolled) FROM mark) AND started_at < $3
-     GROUP BY 1, 2, 3
-  ${COARSE_TAIL}`;
+${RECENT_AND_TAIL}`;
 
 /**
  * The same for the 7d window, whose buckets are 6-hour blocks aligned to UTC: most of the window
@@ -172,11 +178,7 @@ const SIX_HOUR_STATS_SQL = `WITH mark AS (
        AND bucket_start < (SELECT least($3::timestamptz, rolled, six_since) FROM mark)
      GROUP BY 1, 2, 3
     UNION ALL
-    SELECT date_bin($4::interval, started_at, $2::timestamptz) AS bucket, ok, response_time_ms AS ms, count(*)::int AS n
-      FROM webhook_delivery_attempts
-     WHERE endpoint_id = $1 AND started_at >= (SELECT greatest($2::timestamptz, rolled) FROM mark) AND started_at < $3
-     GROUP BY 1, 2, 3
-  ${COARSE_TAIL}`;
+${RECENT_AND_TAIL}`;
 
 /** The statement of a window: by the level its buckets are made of (6-hour blocks, whole hours, 5 minutes). */
 function statsSql(bucketMs: number): string {
