@@ -1,13 +1,8 @@
+import type { EndpointStatsView } from '../../src/webhooks/attempts/stats.js';
+import type { StatsWindow } from '../../src/webhooks/attempts/schemas.js';
+
 /** An endpoint's statistics as the API answers them (GET /v1/webhooks/endpoints/{id}/stats). */
-export interface Stats {
-  window: string;
-  attempts: number;
-  successes: number;
-  failures: number;
-  successRate: number | null;
-  latencyMs: { p50: number | null; p95: number | null; p99: number | null };
-  series: { start: string; successes: number; failures: number }[];
-}
+export type Stats = EndpointStatsView;
 
 /** An attempt as the statistics see it: when it started (ms), its verdict and its response time. */
 export interface KnownAttempt {
@@ -20,7 +15,7 @@ export interface KnownAttempt {
  * What the statistics of `attempts` must be over [start, end) in buckets of `bucketMs`: counts,
  * rate and series exactly, and the percentiles as percentile_disc takes them over the exact times.
  */
-export function statsOf(window: string, start: number, end: number, bucketMs: number, attempts: KnownAttempt[]): Stats {
+export function statsOf(window: StatsWindow, start: number, end: number, bucketMs: number, attempts: KnownAttempt[]): Stats {
   const inside = attempts.filter((r) => r.at >= start && r.at < end);
   const times = inside.map((r) => r.ms).filter((ms): ms is number => ms !== null).sort((x, y) => x - y);
   const disc = (p: number) => (times.length ? times[Math.max(0, Math.ceil(p * times.length) - 1)] : null);
