@@ -161,6 +161,28 @@ describe('delivery attempts log', () => {
     await pause(endpointId);
   });
 
+  it('keeps of the request its signature only, and reads an attempt kept whole (before migration 016) as it was kept', async () => {
+    const [row] = await t.ctx.db.query<{ id: string }>("SELECT id FROM webhook_deliveries WHERE attempt = 3 AND status = 'success' ORDER BY id LIMIT 1");
+    const kept = await t.ctx.db.query<{ attempt: number; request_signature: string | null; request_headers: unknown }>(
+      'SELECT attempt, request_signature, request_headers FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY attempt',
+      [row.id],
+    );
+    expect(kept).toHaveLength(3);
+    for (const a of kept) {
+      expect(a.request_signature).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+      // The endpoint has no headers of its own: nothing else of the request is stored.
+      expect(a.request_headers).toBeNull();
+    }
+    const rebuilt = (await attempts(`/v1/webhooks/deliveries/${row.id}/attempts?limit=1`)).data[0];
+    expect(rebuilt.requestHeaders!['webhook-signature']).toBe(kept[2].request_signature);
+
+    // An attempt written before: every header in request_headers, no signature column.
+    const whole = { 'content-type': 'application/json', 'user-agent': 'svc-webhooks/0.9', 'webhook-id': row.id, 'webhook-timestamp': '1767225600', 'webhook-signature': 'v1,old' };
+    await t.ctx.db.query('UPDATE webhook_delivery_attempts SET request_signature = NULL, request_headers = $2 WHERE delivery_id = $1 AND attempt = 3', [row.id, JSON.stringify(whole)]);
+    expect((await attempts(`/v1/webhooks/deliveries/${row.id}/attempts?limit=1`)).data[0].requestHeaders).toEqual(whole);
+    expect((await t.call(key, 'GET', `/v1/webhooks/deliveries/${row.id}`)).json().delivery.requestHeaders).toEqual(whole);
+  });
+
   it('pages newest first with limit, both ways, and binds a page token to its delivery', async () => {
     const [row] = await t.ctx.db.query<{ id: string }>("SELECT id FROM webhook_deliveries WHERE attempt = 3 AND status = 'success' ORDER BY id LIMIT 1");
     const [other] = await t.ctx.db.query<{ id: string }>("SELECT id FROM webhook_deliveries WHERE status = 'failed' LIMIT 1");

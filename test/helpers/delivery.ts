@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { expect } from 'vitest';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
 import { createEndpoint } from '../../src/webhooks/endpoints/store.js';
+import { requestHeadersSql } from '../../src/webhooks/attempts/request-headers.js';
 import { startTestApp, type TestApp } from './app.js';
 import { startReceiver, type Receiver } from './receiver.js';
 
@@ -61,8 +62,8 @@ export async function createProduct(t: TestApp, name = 'Hat', workspace = 0): Pr
 export async function deliveriesOf(t: TestApp, endpointId: string): Promise<DeliveryRow[]> {
   const rows = await t.ctx.db.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY created_at, id', [endpointId]);
   const latest = await t.ctx.db.query<Pick<DeliveryRow, 'request_headers' | 'response_body' | 'response_headers'> & { delivery_id: string }>(
-    `SELECT DISTINCT ON (delivery_id) delivery_id, request_headers, response_body, response_headers
-       FROM webhook_delivery_attempts WHERE endpoint_id = $1 ORDER BY delivery_id, attempt DESC`,
+    `SELECT DISTINCT ON (delivery_id) delivery_id, ${requestHeadersSql('a')} AS request_headers, response_body, response_headers
+       FROM webhook_delivery_attempts a WHERE endpoint_id = $1 ORDER BY delivery_id, attempt DESC`,
     [endpointId],
   );
   const byId = new Map(latest.map((a) => [a.delivery_id, a]));

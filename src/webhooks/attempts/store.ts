@@ -3,6 +3,7 @@ import { Where } from '../../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../../db/keyset.js';
 import { toIso } from '../../lib/iso.js';
 import { headerMap } from '../deliveries/store.js';
+import { requestHeadersSql } from './request-headers.js';
 
 /**
  * The attempts log (`webhook_delivery_attempts`): written by the engine's outcome statement
@@ -37,9 +38,9 @@ export async function listAttempts(
   const where = new Where().add('delivery_id = $?', deliveryId).add('workspace_id = $?', workspaceId);
   // The cursor's id is the attempt number as text; the parameter takes the column's type.
   return fetchPage(q, {
-    select: `SELECT attempt, started_at, response_status, response_time_ms, error, request_headers, response_headers, response_body,
-                    started_at AS created_at, attempt::text AS id
-               FROM webhook_delivery_attempts`,
+    select: `SELECT attempt, started_at, response_status, response_time_ms, error, ${requestHeadersSql('a')} AS request_headers,
+                    response_headers, response_body, started_at AS created_at, attempt::text AS id
+               FROM webhook_delivery_attempts a`,
     where,
     createdColumn: 'started_at',
     idColumn: 'attempt',

@@ -2,6 +2,7 @@ import type { Queryable } from '../../db/db.js';
 import { Where } from '../../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../../db/keyset.js';
 import { toIso } from '../../lib/iso.js';
+import { requestHeadersSql } from '../attempts/request-headers.js';
 
 export type DeliveryStatus = 'pending' | 'success' | 'failed' | 'disabled';
 
@@ -109,7 +110,7 @@ export async function findDelivery(q: Queryable, workspaceId: string, id: string
        FROM webhook_deliveries d
        LEFT JOIN events e ON e.id = d.event_id AND e.workspace_id = d.workspace_id
        LEFT JOIN LATERAL (
-         SELECT attempt, request_headers, response_body, response_headers FROM webhook_delivery_attempts
+         SELECT attempt, ${requestHeadersSql('l')} AS request_headers, response_body, response_headers FROM webhook_delivery_attempts l
           WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 1
        ) a ON true
       WHERE d.id = $1 AND d.workspace_id = $2`,

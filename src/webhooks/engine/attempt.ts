@@ -35,6 +35,15 @@ export function deliveryHeaders(secrets: string[], deliveryId: string, at: Date,
 }
 
 /**
+ * What the delivery log keeps of a request sent (migrations/016): its signature, from which and the
+ * attempt's row the standard headers are rebuilt, and the endpoint's own headers, values redacted.
+ */
+interface LoggedRequest {
+  signature: string;
+  extra: Record<string, string> | null;
+}
+
+/**
  * Every outcome is built here, with the same fields in the same order: one object shape for the hot
  * path (spreading partial objects over each other made each outcome a slow dictionary object).
  */
@@ -42,7 +51,7 @@ function outcomeOf(
   job: Job,
   attemptedAt: Date,
   result: Pick<Outcome, 'attempted' | 'status' | 'nextAttemptAt' | 'error'>,
-  requestHeaders: Record<string, string> | null = null,
+  request: LoggedRequest | null = null,
   response: SendResult | null = null,
 ): Outcome {
   return {
@@ -58,7 +67,8 @@ function outcomeOf(
     error: result.error,
     responseStatus: response ? response.status : null,
     responseTimeMs: response ? response.timeMs : null,
-    requestHeaders,
+    requestSignature: request ? request.signature : null,
+    requestHeaders: request ? request.extra : null,
     responseBody: response ? response.body : null,
     responseHeaders: response ? response.headers : null,
     timedOut: response ? response.timedOut : false,
@@ -75,21 +85,20 @@ export async function runAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> 
   const attemptedAt = deps.clock.now();
   if (!job.endpointActive) return outcomeOf(job, attemptedAt, { attempted: false, status: 'disabled', nextAttemptAt: null, error: null });
 
-  const failed = (error: string, headers: Record<string, string> | null = null, response: SendResult | null = null): Outcome => {
+  const failed = (error: string, request: LoggedRequest | null = null, response: SendResult | null = null): Outcome => {
     const wait = response ? retryAfterMs(response.status, response.headers, attemptedAt) : null;
     const next = afterFailure(deps.config.retryScheduleMs, job.attempt + 1, attemptedAt, wait);
-    return outcomeOf(job, attemptedAt, { attempted: true, status: next.status, nextAttemptAt: next.nextAttemptAt, error }, headers, response);
+    return outcomeOf(job, attemptedAt, { attempted: true, status: next.status, nextAttemptAt: next.nextAttemptAt, error }, request, response);
   };
 
   if (job.body === null) return failed('the event of this delivery no longer exists');
   let headers: Record<string, string>;
-  // What the delivery log keeps: the headers sent, the values of the endpoint's own ones redacted.
-  let logged: Record<string, string>;
   try {
-    headers = logged = deliveryHeaders(signingSecrets(deps.secrets, job, attemptedAt), job.id, attemptedAt, job.body);
+    headers = deliveryHeaders(signingSecrets(deps.secrets, job, attemptedAt), job.id, attemptedAt, job.body);
   } catch {
     return failed('the signing secret cannot be decrypted: check SVC_MASTER_KEY');
   }
+  const logged: LoggedRequest = { signature: headers['webhook-signature'], extra: null };
   if (job.headers_enc !== null) {
     let extra: ExtraHeaders;
     try {
@@ -98,7 +107,7 @@ export async function runAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> 
       return failed("the endpoint's headers cannot be decrypted: check SVC_MASTER_KEY");
     }
     headers = { ...headers, ...extra.sent };
-    logged = { ...logged, ...extra.logged };
+    logged.extra = extra.logged;
   }
 
   deps.metrics.attemptStarted();

@@ -19,6 +19,9 @@ export interface Outcome {
   error: string | null;
   responseStatus: number | null;
   responseTimeMs: number | null;
+  /** The attempt's webhook-signature: with it, the log rebuilds the standard headers sent (migrations/016). */
+  requestSignature: string | null;
+  /** The endpoint's own headers sent, values redacted; null when it has none. */
   requestHeaders: Record<string, string> | null;
   responseBody: string | null;
   responseHeaders: Record<string, string> | null;

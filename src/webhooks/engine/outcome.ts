@@ -120,9 +120,9 @@ const ANSWER = {
  * 9.1 records and 26.3 buffers per recorded outcome with it, 8.1 and 23.3 without).
  */
 const LOG_ATTEMPTS = `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, workspace_id, endpoint_id, started_at, ok, response_status,
-                                              response_time_ms, error, request_headers, response_headers, response_body)
-       SELECT id, attempt, workspace_id, endpoint_id, attempted_at, ok, response_status, response_time_ms, error, request_headers,
-              response_headers, response_body
+                                              response_time_ms, error, request_signature, request_headers, response_headers, response_body)
+       SELECT id, attempt, workspace_id, endpoint_id, attempted_at, ok, response_status, response_time_ms, error, request_signature,
+              request_headers, response_headers, response_body
          FROM written WHERE attempted`;
 
 /**
@@ -132,7 +132,8 @@ const LOG_ATTEMPTS = `INSERT INTO webhook_delivery_attempts (delivery_id, attemp
  * of row objects, arrays are not parsed into a tree whose keys are sorted row by row, which cut
  * PostgreSQL's CPU per delivery by about a tenth. The headers, stored as jsonb anyway, travel as
  * two JSON arrays taken apart by position: one JSON.stringify each, where an array literal would
- * escape every quote of every row.
+ * escape every quote of every row. Of the request, only the signature and the endpoint's own
+ * headers are kept (migrations/016).
  * `o` drives the join and each row is then found by primary key, in the generic plan too: joined
  * the other way round, every row of the table side rescans the whole batch (quadratic in its size).
  */
@@ -154,9 +155,9 @@ async function writeDeliveries(
        SELECT *, nullif($11::jsonb -> (n - 1)::int, 'null') AS request_headers,
               nullif($13::jsonb -> (n - 1)::int, 'null') AS response_headers
          FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::boolean[], $5::text[], $6::timestamptz[],
-                     $7::timestamptz[], $8::text[], $9::int[], $10::int[], $12::text[]) WITH ORDINALITY
+                     $7::timestamptz[], $8::text[], $9::int[], $10::int[], $12::text[], $14::text[]) WITH ORDINALITY
            AS o (id, claimed_attempt, mark, attempted, status, next_attempt_at, attempted_at, error, response_status,
-                 response_time_ms, response_body, n)
+                 response_time_ms, response_body, request_signature, n)
      ), written AS (
        UPDATE webhook_deliveries d SET
          status = ${NEW_STATUS},
@@ -173,7 +174,7 @@ async function writeDeliveries(
           AND ${GUARD}
        RETURNING d.id, d.endpoint_id, d.status, e.consecutive_failures <> 0 AS endpoint_failing,
                  d.workspace_id, d.attempt, o.attempted, o.attempted_at, o.status = 'success' AS ok, o.response_status,
-                 o.response_time_ms, o.error, o.request_headers, o.response_headers, o.response_body
+                 o.response_time_ms, o.error, o.request_signature, o.request_headers, o.response_headers, o.response_body
      ), logged AS (
        ${LOG_ATTEMPTS}
      )${reset}
@@ -189,9 +190,11 @@ async function writeDeliveries(
       column((o) => o.error),
       column((o) => o.responseStatus),
       column((o) => o.responseTimeMs),
-      JSON.stringify(outcomes.map((o) => o.requestHeaders)),
+      // Most endpoints have no headers of their own: then no document at all (-> of NULL is NULL).
+      outcomes.some((o) => o.requestHeaders !== null) ? JSON.stringify(outcomes.map((o) => o.requestHeaders)) : null,
       column((o) => o.responseBody),
       JSON.stringify(outcomes.map((o) => o.responseHeaders)),
+      column((o) => o.requestSignature),
     ],
   );
 }

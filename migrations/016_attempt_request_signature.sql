@@ -1,0 +1,13 @@
+-- The request headers of an attempt, kept by what cannot be rebuilt: the signature. Every attempt
+-- sends the same standard set (src/webhooks/engine/attempt.ts, deliveryHeaders): content-type and
+-- user-agent are constants, webhook-id is the delivery's id and webhook-timestamp its start time in
+-- seconds, both on the row already. So an attempt written from now on keeps its webhook-signature
+-- here and only the endpoint's own headers (values redacted) in request_headers, NULL when it has
+-- none; the reads rebuild the whole set (src/webhooks/attempts/request-headers.ts). Each outcome
+-- statement then carries and stores about 200 bytes less JSON per attempt, which measured 3 to 4 µs
+-- of PostgreSQL's CPU per delivery.
+--
+-- Attempts written before keep every header in request_headers and NULL here, and read as stored.
+-- Should the standard set ever change, the rows written under the old set must keep reading as they
+-- were sent: such a change comes with a marker of its own, not an edit of the rebuilt set.
+ALTER TABLE webhook_delivery_attempts ADD COLUMN request_signature text;
