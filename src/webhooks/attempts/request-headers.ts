@@ -1,4 +1,4 @@
-import { USER_AGENT } from '../engine/attempt.js';
+import { CONTENT_TYPE, USER_AGENT } from '../engine/attempt.js';
 
 /**
  * An attempt's request headers as the log shows them, in SQL over the attempts row `a`
@@ -10,7 +10,7 @@ import { USER_AGENT } from '../engine/attempt.js';
  */
 export function requestHeadersSql(a: string): string {
   return `CASE WHEN ${a}.request_signature IS NULL THEN ${a}.request_headers
-            ELSE jsonb_build_object('content-type', 'application/json', 'user-agent', '${USER_AGENT}', 'webhook-id', ${a}.delivery_id,
+            ELSE jsonb_build_object('content-type', '${CONTENT_TYPE}', 'user-agent', '${USER_AGENT}', 'webhook-id', ${a}.delivery_id,
                                     'webhook-timestamp', floor(extract(epoch FROM ${a}.started_at))::bigint::text,
                                     'webhook-signature', ${a}.request_signature)
                  || coalesce(${a}.request_headers, '{}'::jsonb)

@@ -12,6 +12,8 @@ import { afterFailure, retryAfterMs } from './schedule.js';
 import type { SendResult, Sender } from './sender.js';
 
 export const USER_AGENT = 'svc-webhooks/1.0';
+/** Every delivery's body is the event's JSON. */
+export const CONTENT_TYPE = 'application/json';
 
 /** What an attempt needs besides its job: built once per worker. */
 export interface AttemptDeps {
@@ -26,7 +28,7 @@ export interface AttemptDeps {
 export function deliveryHeaders(secrets: string[], deliveryId: string, at: Date, body: string): Record<string, string> {
   const timestamp = Math.floor(at.getTime() / 1000);
   return {
-    'content-type': 'application/json',
+    'content-type': CONTENT_TYPE,
     'user-agent': USER_AGENT,
     'webhook-id': deliveryId,
     'webhook-timestamp': String(timestamp),
