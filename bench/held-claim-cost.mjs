@@ -4,14 +4,13 @@
 // those statements in alternating runs: `node bench/held-claim-cost.mjs` after `npm run build`.
 // ROUNDS=n claims (default 150, the first 10 not counted).
 import { readFileSync } from 'node:fs';
-import { freshSchema, PG_URL } from './lib.mjs';
+import { freshSchema, PG_URL, seedBacklog } from './lib.mjs';
 import { openSeeded, settle } from './service.mjs';
 import { claimLocked } from '../dist/webhooks/engine/claim.js';
 import { writeHeldOutcomes } from '../dist/webhooks/engine/outcome.js';
 import { HeldClaim } from '../dist/webhooks/engine/held-claim.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { SecretBox } from '../dist/lib/secretbox.js';
-import { idTimePrefix } from '../dist/lib/ids.js';
 
 const N = 64;
 const ROUNDS = Number(process.env.ROUNDS ?? 150);
@@ -22,20 +21,7 @@ const seeded = await openSeeded({ engine: 'postgres', url: schema.url, baseUrl: 
 const db = seeded.db;
 const box = new SecretBox(Buffer.alloc(32, 1));
 const { row: endpoint } = await createEndpoint(db, box, { workspaceId: seeded.workspaceId, url: 'http://127.0.0.1:9/hook', subscribedEvents: ['product.*'] }, new Date());
-const EVT = idTimePrefix('evt', new Date());
-const WHD = idTimePrefix('whd', new Date());
-await db.query(
-  `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
-   SELECT '${EVT}' || lpad(to_hex(g), 16, '0'), $1, 'product.created', 'product', 'prd_x', repeat('x', 300), now() FROM generate_series(1, $2::int) g`,
-  [seeded.workspaceId, N * ROUNDS],
-);
-await db.query(
-  `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
-   SELECT '${WHD}' || lpad(to_hex(g), 16, '0'), $1, $2, '${EVT}' || lpad(to_hex(g), 16, '0'), 'product.created', 'pending', 0,
-          date_trunc('milliseconds', now()), now()
-     FROM generate_series(1, $3::int) g`,
-  [seeded.workspaceId, endpoint.id, N * ROUNDS],
-);
+await seedBacklog(db, seeded.workspaceId, [endpoint.id], N * ROUNDS, '00');
 await db.query('ANALYZE');
 await settle(db);
 
