@@ -133,5 +133,28 @@ describe.skipIf(ENGINE === 'pglite')('pipelined statements (PostgreSQL)', () => 
       const [{ after }] = await db.query<{ after: number }>('SELECT $1::int AS after', [2]);
       expect(after).toBe(2);
     });
+
+    it('keeps a write connection the server refused a statement on, and replaces one whose statement timed out', async () => {
+      // One connection for writes; the advisory lock makes each statement a write (node-pg, not the pipeline).
+      const db = await openPostgres({ url: POSTGRES_URL, schema: testDb.schema!, poolSize: 1, timeouts: { statementMs: 5_000, queryMs: 300 } });
+      cleanup.push(() => db.close());
+      const pid = async () => (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid FROM pg_advisory_xact_lock($1)', [1]))[0].pid;
+      const first = await pid();
+
+      await expect(db.query('SELECT 1 / $2::int AS x FROM pg_advisory_xact_lock($1)', [1, 0])).rejects.toMatchObject({ code: '22012' });
+      expect(await pid()).toBe(first);
+
+      const started = performance.now();
+      // A lock of its own: the abandoned statement goes on sleeping on the server, holding it.
+      const late = await db.query('SELECT pg_sleep(2) FROM pg_advisory_xact_lock($1)', [2]).catch((e: unknown) => e);
+      expect(late).toBeInstanceOf(DatabaseUnavailableError);
+      expect(performance.now() - started).toBeLessThan(1_500);
+      expect(await pid()).not.toBe(first);
+
+      // The same holds inside a transaction: a timed-out statement fails it as unavailable.
+      const tx = await db.begin!();
+      await expect(tx.query('SELECT pg_sleep(2)')).rejects.toBeInstanceOf(DatabaseUnavailableError);
+      await tx.rollback().catch(() => {});
+    });
   });
 });

@@ -59,6 +59,12 @@ function unavailable(error: unknown): unknown {
   return error;
 }
 
+/** An error the server answered with (a SQLSTATE) on a connection that still works. */
+function refusedByServer(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('08') && !/^57P0[123]$/.test(code);
+}
+
 /**
  * Connections of a process for reads, which each carry many statements at once (pipeline.ts);
  * SVC_DB_READ_CONNECTIONS. On the realistic read benchmark (2 cores) one did best: 5,300 requests/s
@@ -102,6 +108,36 @@ function prepared(sql: string, params?: unknown[]): pg.QueryConfig {
 }
 
 /**
+ * node-pg is used only in its callback form, and its query_timeout is replaced by a timer of ours
+ * (runStatement). Its promise forms (`pool.connect()`, `client.query()` without a callback) and its
+ * query_timeout each left finished statements' rows reachable from dead objects of V8's old
+ * generation, which the young-generation collector must take for live: every scavenge copied them,
+ * then promoted them, and the old generation grew by about 20 MB/s through a delivery drain until
+ * a full collection. With --trace-gc-nvp, through a drain: 2-2.9 MB survived each scavenge (pauses
+ * of 4-7 ms) with any one of the three, 0.5-0.8 MB (2-4 ms) without all three; a loop of transactions
+ * of one 64-row statement kept 6-12 MB per scavenge against 0.04 MB. docs/performance.md has the
+ * effect on deliveries.
+ */
+function connectTo(pool: pg.Pool): Promise<pg.PoolClient> {
+  return new Promise((resolve, reject) => pool.connect((error, client) => (error ? reject(error) : resolve(client!))));
+}
+
+/**
+ * One statement on a connection of the pool, failed with a read time-out when its answer has not
+ * come within `deadlineMs`; the caller then releases the connection as broken. See connectTo.
+ */
+function runStatement<R extends pg.QueryResultRow>(client: pg.ClientBase, config: pg.QueryConfig, deadlineMs: number): Promise<pg.QueryResult<R>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`query read timeout after ${deadlineMs} ms`)), deadlineMs);
+    client.query<R>(config, (error, result) => {
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(result);
+    });
+  });
+}
+
+/**
  * Settings of every connection. A statement of a service answering in milliseconds gains nothing
  * from being compiled to machine code (`jit = off`; a plan's estimate can cross the JIT threshold on
  * a big table and cost about 20 ms per run). Sessions run in UTC, the shape timestamps.ts reads
@@ -133,7 +169,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     connectionString: withSettings(options.url, options.schema, timeouts.statementMs),
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: timeouts.connectMs,
-    query_timeout: timeouts.queryMs,
+    // No query_timeout: runStatement gives every statement its read time-out.
     keepAlive: timeouts.keepAliveMs > 0,
     keepAliveInitialDelayMillis: timeouts.keepAliveMs,
   });
@@ -152,10 +188,25 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
   });
   async function query<T>(sql: string, params?: unknown[]): Promise<T[]> {
     if (isPlainRead(sql)) return pipeline.query<T>(sql, params);
+    let client: pg.PoolClient;
     try {
-      const result = await pool.query(prepared(sql, params));
+      client = await connectTo(pool);
+    } catch (error) {
+      throw unavailable(error);
+    }
+    // A connection lost mid-statement emits 'error' on the client as well as failing the statement.
+    const onLost = () => {};
+    client.on('error', onLost);
+    try {
+      const result = await runStatement<pg.QueryResultRow>(client, prepared(sql, params), timeouts.queryMs);
+      client.removeListener('error', onLost);
+      client.release();
       return result.rows as T[];
     } catch (error) {
+      client.removeListener('error', onLost);
+      // A statement the server refused leaves its connection as good as before; any other failure
+      // (a time-out, a lost connection) destroys it.
+      client.release(refusedByServer(error) ? undefined : (error as Error));
       throw unavailable(error);
     }
   }
@@ -163,7 +214,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
   async function begin(settings: Record<string, string> = {}, unbounded = false): Promise<OpenTransaction> {
     let client: pg.PoolClient;
     try {
-      client = await pool.connect();
+      client = await connectTo(pool);
     } catch (error) {
       throw unavailable(error);
     }
@@ -179,7 +230,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     };
     const all = unbounded ? { ...settings, statement_timeout: '0' } : settings;
     const run = <R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> =>
-      client.query<R>(unbounded ? { ...config, query_timeout: UNBOUNDED_MS } as pg.QueryConfig : config);
+      runStatement<R>(client, config, unbounded ? UNBOUNDED_MS : timeouts.queryMs);
     try {
       // One round trip: the settings travel with BEGIN as one simple query.
       await run({ text: ['BEGIN', ...Object.entries(all).map(([name, value]) => `SET LOCAL ${name} = ${value}`)].join('; ') });
