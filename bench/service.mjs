@@ -33,8 +33,9 @@ export async function startService(target, env = {}) {
   };
   const dbEnv = target.engine === 'postgres' ? { DATABASE_URL: target.url } : { SVC_DATA_DIR: target.dataDir };
   // BENCH_PROFILE_DIR=dir writes a V8 CPU profile of the service there (open it in Chrome DevTools).
+  const extra = process.env.BENCH_NODE_EXTRA ? process.env.BENCH_NODE_EXTRA.split(' ').filter(Boolean) : [];
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const proc = await startProcess([...NODE_FLAGS, ...profile, 'dist/cli.js', 'serve'], { ...base, ...dbEnv, ...env }, 'is listening on');
+  const proc = await startProcess([...NODE_FLAGS, ...extra, ...profile, 'dist/cli.js', 'serve'], { ...base, ...dbEnv, ...env }, 'is listening on');
   return { ...proc, url: `http://127.0.0.1:${port}` };
 }
 
