@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { removeItem } from '../../lib/churn.js';
 import type { Clock } from '../../lib/clock.js';
 import { deferred, type Outcome } from './attempt.js';
 import type { Job } from './job.js';
@@ -35,13 +36,16 @@ export interface DispatchHooks {
 export class Dispatcher {
   readonly lanes: Lanes;
   private ready: Job[] = [];
+  // Arrays rather than Maps and Sets, whose items come and go with every attempt (lib/churn.ts).
   /** Jobs in `ready` that passed no lane: those of inactive endpoints, which make no request. */
-  private readonly unlaned = new Set<Job>();
-  /** Attempts holding a slot, by start time (performance.now()), oldest first. */
-  private readonly quick = new Map<Job, number>();
-  /** Attempts that gave their slot up, by start time. */
-  private readonly slow = new Map<Job, number>();
-  private readonly running = new Set<Promise<void>>();
+  private readonly unlaned: Job[] = [];
+  /** Attempts holding a slot, oldest first. */
+  private readonly quick = new Started();
+  /** Attempts that gave their slot up. */
+  private readonly slow: Job[] = [];
+  /** Attempts not yet ended and settled, and who waits for there to be none. */
+  private running = 0;
+  private readonly whenNoneRunning: (() => void)[] = [];
   private sweeper: NodeJS.Timeout | null = null;
   /** Starting attempts: from the worker's start (or a one-shot run) to its stop. */
   private open = false;
@@ -59,7 +63,7 @@ export class Dispatcher {
     const now = this.clock.now();
     if (job.notBefore && job.notBefore.getTime() > now.getTime()) return this.hooks.defer(job, job.notBefore);
     // A job for an inactive endpoint makes no request: it passes no lane.
-    if (!job.endpointActive) this.unlaned.add(job);
+    if (!job.endpointActive) this.unlaned.push(job);
     const admission = job.endpointActive ? this.lanes.admit(job, now, performance.now()) : 'go';
     if (admission === 'wait') return;
     if (admission === 'go') {
@@ -76,13 +80,13 @@ export class Dispatcher {
   room(roundsAhead: number): number {
     const waiting = this.ready.length + this.lanes.waitingCount();
     const bySlots = (1 + roundsAhead) * this.settings.concurrency - this.quick.size - waiting;
-    const bySockets = this.settings.maxInFlight - this.quick.size - this.slow.size - waiting;
+    const bySockets = this.settings.maxInFlight - this.quick.size - this.slow.length - waiting;
     return Math.min(bySlots, bySockets);
   }
 
   /** Jobs in flight or waiting to start. */
   busy(): boolean {
-    return this.quick.size + this.slow.size + this.ready.length > 0 || this.lanes.waitingCount() > 0;
+    return this.quick.size + this.slow.length + this.ready.length > 0 || this.lanes.waitingCount() > 0;
   }
 
   /** Takes back the jobs not started that `take` wants (a claim ending, a worker stopping). */
@@ -90,7 +94,7 @@ export class Dispatcher {
     const queued = this.ready.filter(take);
     if (queued.length > 0) {
       this.ready = this.ready.filter((job) => !take(job));
-      this.lanes.unqueue(queued.filter((job) => !this.unlaned.delete(job)));
+      this.lanes.unqueue(queued.filter((job) => !removeItem(this.unlaned, job)));
     }
     return [...queued, ...this.lanes.takeWaiting(take)];
   }
@@ -109,40 +113,41 @@ export class Dispatcher {
   /** Starts nothing more; resolves when the attempts in flight have ended and been settled. */
   async close(): Promise<void> {
     this.open = false;
-    await Promise.allSettled([...this.running]);
+    await this.idle();
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = null;
   }
 
   /** For one-shot runs (runDue): resolves when everything offered so far has been settled. */
   async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    while (this.running > 0) await new Promise<void>((resolve) => this.whenNoneRunning.push(resolve));
   }
 
   private startReady(): void {
-    while (this.open && this.ready.length > 0 && this.quick.size < this.settings.concurrency && this.quick.size + this.slow.size < this.settings.maxInFlight) {
+    while (this.open && this.ready.length > 0 && this.quick.size < this.settings.concurrency && this.quick.size + this.slow.length < this.settings.maxInFlight) {
       const job = this.ready.shift()!;
-      this.launch(job, !this.unlaned.delete(job));
+      this.launch(job, !(this.unlaned.length > 0 && removeItem(this.unlaned, job)));
     }
   }
 
   private launch(job: Job, laned: boolean): void {
     const startedAt = performance.now();
     if (laned) this.lanes.started(job, startedAt);
-    this.quick.set(job, startedAt);
+    this.quick.add(job, startedAt);
     this.watch();
-    const task: Promise<void> = this.hooks
+    this.running++;
+    void this.hooks
       .attempt(job)
       // An attempt never rejects; should one all the same, its job comes due again at once.
       .catch(() => deferred(job, this.clock.now(), this.clock.now()))
       .then((outcome) => this.ended(job, outcome, startedAt, laned))
-      .finally(() => this.running.delete(task));
-    this.running.add(task);
+      .finally(() => {
+        if (--this.running === 0) for (const resolve of this.whenNoneRunning.splice(0)) resolve();
+      });
   }
 
   private ended(job: Job, outcome: Outcome, startedAt: number, laned: boolean): void {
-    const wasSlow = this.slow.delete(job);
-    if (!wasSlow) this.quick.delete(job);
+    if (!removeItem(this.slow, job)) this.quick.remove(job);
     if (laned) this.ready.push(...this.lanes.ended(job, outcome, startedAt, performance.now()));
     this.hooks.settle(job, outcome);
     this.startReady();
@@ -155,21 +160,49 @@ export class Dispatcher {
     this.sweeper = setInterval(() => {
       const limit = performance.now() - this.settings.slowAfterMs;
       let moved = 0;
-      for (const [job, startedAt] of this.quick) {
-        if (startedAt > limit) break;
-        this.quick.delete(job);
-        this.slow.set(job, startedAt);
+      for (let job = this.quick.takeStartedBy(limit); job; job = this.quick.takeStartedBy(limit)) {
+        this.slow.push(job);
         moved++;
       }
       if (moved > 0) {
         this.startReady();
         this.hooks.freed();
       }
-      if (this.quick.size === 0 && this.slow.size === 0 && this.sweeper) {
+      if (this.quick.size === 0 && this.slow.length === 0 && this.sweeper) {
         clearInterval(this.sweeper);
         this.sweeper = null;
       }
     }, Math.max(5, this.settings.slowAfterMs >> 2));
     this.sweeper.unref();
+  }
+}
+
+/** Attempts in the order they started, each with its start time (performance.now()) at the same place. */
+class Started {
+  private readonly jobs: Job[] = [];
+  private readonly times: number[] = [];
+
+  get size(): number {
+    return this.jobs.length;
+  }
+
+  add(job: Job, startedAt: number): void {
+    this.jobs.push(job);
+    this.times.push(startedAt);
+  }
+
+  remove(job: Job): boolean {
+    const at = this.jobs.indexOf(job);
+    if (at < 0) return false;
+    this.jobs.splice(at, 1);
+    this.times.splice(at, 1);
+    return true;
+  }
+
+  /** Takes out the oldest attempt if it started at `limit` or before. */
+  takeStartedBy(limit: number): Job | undefined {
+    if (this.times.length === 0 || this.times[0] > limit) return undefined;
+    this.times.shift();
+    return this.jobs.shift();
   }
 }

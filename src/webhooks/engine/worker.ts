@@ -1,5 +1,6 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { AppContext } from '../../context.js';
+import { removeItem } from '../../lib/churn.js';
 import { deferred, runAttempt, type AttemptDeps, type Outcome } from './attempt.js';
 import { claimByLease, claimLocked, earliestDue, nextDue, releaseLeases } from './claim.js';
 import { Dispatcher } from './dispatch.js';
@@ -71,8 +72,8 @@ export class DeliveryWorker implements LocalWorker {
   private readonly wakeups: Wakeups;
   private readonly sendTimes: SendTimes;
   private readonly attemptDeps: AttemptDeps;
-  /** Claims whose transactions are open (held-claim.ts). */
-  private readonly held = new Set<HeldClaim>();
+  /** Claims whose transactions are open (held-claim.ts). An array, as the offers below (lib/churn.ts). */
+  private readonly held: HeldClaim[] = [];
   /** Slots set aside for writes of this process that will hand rows over (see handoff.ts). */
   private reserved = 0;
   private reservationsSettled: (() => void) | null = null;
@@ -82,7 +83,7 @@ export class DeliveryWorker implements LocalWorker {
   private saturated = false;
   private resume: NodeJS.Timeout | null = null;
   /** Offers still getting their send times (rate.ts). */
-  private readonly offering = new Set<Promise<void>>();
+  private readonly offering: Promise<void>[] = [];
   private idleCheck: NodeJS.Timeout | null = null;
 
   constructor(private readonly ctx: AppContext, options: DeliveryWorkerOptions = {}) {
@@ -139,13 +140,13 @@ export class DeliveryWorker implements LocalWorker {
     await this.pumping;
     // Writes that reserved slots here hand their rows over when they return: wait for them.
     if (this.reserved > 0) await new Promise<void>((resolve) => (this.reservationsSettled = resolve));
-    await Promise.allSettled([...this.offering]);
+    await Promise.allSettled(this.offering);
     const unstarted = this.dispatch.takeBack(() => true);
     for (const job of unstarted) job.held?.drop(job);
     const leased = unstarted.filter((job) => !job.held);
     await releaseLeases(this.ctx.db, leased, this.ctx.clock.now()).catch((error) => this.faults.failed(error, 'release'));
     await this.dispatch.close();
-    await Promise.allSettled([...this.held].map((claim) => claim.end()));
+    await Promise.allSettled(this.held.map((claim) => claim.end()));
     await this.recorder.flush(true);
     if (this.ownsSender) await this.sender.close();
   }
@@ -166,7 +167,7 @@ export class DeliveryWorker implements LocalWorker {
       total += jobs.length;
       await this.offer(jobs);
       await this.dispatch.idle();
-      await Promise.all([...this.held].map((claim) => claim.end()));
+      await Promise.all(this.held.map((claim) => claim.end()));
       await this.recorder.flush();
       await yieldToEventLoop();
     }
@@ -188,10 +189,10 @@ export class DeliveryWorker implements LocalWorker {
   adopt(jobs: Job[], reserved: number): void {
     this.reserved -= reserved;
     const offering: Promise<void> = this.offer(jobs).finally(() => {
-      this.offering.delete(offering);
+      removeItem(this.offering, offering);
       this.maybeClaimMore();
     });
-    this.offering.add(offering);
+    this.offering.push(offering);
     if (this.reserved === 0 && this.reservationsSettled) {
       this.reservationsSettled();
       this.reservationsSettled = null;
@@ -251,7 +252,7 @@ export class DeliveryWorker implements LocalWorker {
     const claim = new HeldClaim(await this.ctx.db.begin(HeldClaim.SETTINGS), { db: this.ctx.db, clock: this.ctx.clock, leaseMs: this.ctx.config.leaseMs }, {
       unstarted: (ending) => this.dispatch.takeBack((job) => job.held === ending),
       ended: (ended, after, freed, nextDue) => {
-        this.held.delete(ended);
+        removeItem(this.held, ended);
         this.recorder.add(after);
         this.wakeups.at(nextDue);
         // Rows the claim gave back are due now: take them again rather than at the next poll.
@@ -272,7 +273,7 @@ export class DeliveryWorker implements LocalWorker {
       await claim.tx.rollback();
       return jobs;
     }
-    this.held.add(claim);
+    this.held.push(claim);
     claim.took(jobs);
     return jobs;
   }
@@ -315,7 +316,7 @@ export class DeliveryWorker implements LocalWorker {
    */
   private claimable(): number {
     if (this.writesLag()) return 0;
-    if (this.held.size >= HELD_CLAIMS_PER_WORKER) return 0;
+    if (this.held.length >= HELD_CLAIMS_PER_WORKER) return 0;
     return this.dispatch.room(this.holdsClaims ? 2 : 1) - this.reserved;
   }
 
@@ -346,7 +347,7 @@ export class DeliveryWorker implements LocalWorker {
     if (this.idleCheck || !this.running) return;
     this.idleCheck = setTimeout(() => {
       this.idleCheck = null;
-      if (!this.running || this.pumping || this.dispatch.busy() || this.held.size > 0 || this.recorder.lag() > 0) return;
+      if (!this.running || this.pumping || this.dispatch.busy() || this.held.length > 0 || this.recorder.lag() > 0) return;
       earliestDue(this.ctx.db)
         .then((due) => this.wakeups.at(due))
         .catch((error) => this.faults.failed(error, 'claim'));
