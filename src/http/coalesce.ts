@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { StringMap } from '../lib/churn.js';
 
 interface Pending {
   promise: Promise<unknown>;
@@ -24,7 +25,8 @@ interface Run {
  * request, so the requests read in the same turn share it.
  */
 export class ReadCoalescer {
-  private readonly runs = new Map<string, Run>();
+  /** Not a Map: a key comes and goes with nearly every request (lib/churn.ts). */
+  private readonly runs = new StringMap<Run>();
 
   constructor(private readonly deferStart = false) {}
 
