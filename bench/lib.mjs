@@ -99,9 +99,28 @@ export function idleSeconds() {
   return (Number(fields[4]) + Number(fields[5])) / 100;
 }
 
+/** Children started and not yet exited: a scenario that fails half-way must not leave one running. */
+const running = new Set();
+
+/** Stops every child still running (run.mjs, after a scenario failed and at the end). */
+export async function stopChildren() {
+  await Promise.all([...running].map((child) => stopChild(child)));
+}
+
+function stopChild(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+  });
+}
+
 /** Starts a child and resolves once `ready` (a string on stdout, or a port answering). */
 export async function startProcess(args, env, readyText) {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let output = '';
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`start timed out: ${args.join(' ')}\n${output}`)), 60_000);
@@ -120,19 +139,22 @@ export async function startProcess(args, env, readyText) {
       child.stdout.pipe(log);
       child.stderr.pipe(log);
     }
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${args.join(' ')}\n${output}`)));
+    child.on('exit', onExit);
+    function onExit(code) {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code}: ${args.join(' ')}\n${output}`));
+    }
+  }).catch(async (error) => {
+    // A child that did not become ready (timed out) is stopped before the error goes up.
+    await stopChild(child);
+    throw error;
   });
   child.removeAllListeners('exit');
+  child.once('exit', () => running.delete(child));
   return {
     child,
     peakRssMb: () => peakRssMb(child.pid),
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-      }),
+    stop: () => stopChild(child),
   };
 }
 

@@ -17,7 +17,7 @@ import { stream } from './stream.mjs';
 import { apiReadMixed } from './api-read-mixed.mjs';
 import { REDIS_URL } from './bullmq-peer.mjs';
 import { scale } from './scale.mjs';
-import { PG_URL, ROOT, freshSchema } from './lib.mjs';
+import { PG_URL, ROOT, freshSchema, stopChildren } from './lib.mjs';
 import { openSeeded, settle } from './service.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -105,6 +105,8 @@ for (const [engine, scenario] of SCENARIOS) {
     // run exits non-zero after writing the results.
     process.stdout.write(`  ${scenario.name} failed: ${error?.stack ?? error}\n`);
     process.exitCode = 1;
+    // What the scenario started (a receiver, a service) would otherwise keep the run from ending.
+    await stopChildren();
     result = { name: `${scenario.name}: failed (${String(error?.message ?? error).slice(0, 200)})`, value: null, unit: '', target: '', pass: false };
   }
   results.push({ engine, ...result });
@@ -113,6 +115,7 @@ for (const [engine, scenario] of SCENARIOS) {
   }
 }
 
+await stopChildren();
 const report = { date: new Date().toISOString(), quick, machine: await machine(), results };
 const peakOf = (engine) => Math.max(0, ...results.filter((r) => r.engine === engine).map((r) => r.peakRssMb ?? 0));
 report.peakRssMb = { postgres: peakOf('postgres'), pglite: peakOf('pglite') };
