@@ -124,10 +124,15 @@ export async function startProcess(args, env, readyText) {
   let output = '';
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`start timed out: ${args.join(' ')}\n${output}`)), 60_000);
+    const onExit = (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code}: ${args.join(' ')}\n${output}`));
+    };
     const onData = (chunk) => {
       output += chunk;
       if (output.includes(readyText)) {
         clearTimeout(timer);
+        child.off('exit', onExit);
         resolve();
       }
     };
@@ -140,17 +145,11 @@ export async function startProcess(args, env, readyText) {
       child.stderr.pipe(log);
     }
     child.on('exit', onExit);
-    function onExit(code) {
-      clearTimeout(timer);
-      reject(new Error(`exited ${code}: ${args.join(' ')}\n${output}`));
-    }
   }).catch(async (error) => {
-    // A child that did not become ready (timed out) is stopped before the error goes up.
+    // A child that did not become ready is stopped (if it still runs) before the error goes up.
     await stopChild(child);
     throw error;
   });
-  child.removeAllListeners('exit');
-  child.once('exit', () => running.delete(child));
   return {
     child,
     peakRssMb: () => peakRssMb(child.pid),

@@ -126,7 +126,7 @@ export class Dispatcher {
   private startReady(): void {
     while (this.open && this.ready.length > 0 && this.quick.size < this.settings.concurrency && this.quick.size + this.slow.length < this.settings.maxInFlight) {
       const job = this.ready.shift()!;
-      this.launch(job, !(this.unlaned.length > 0 && removeItem(this.unlaned, job)));
+      this.launch(job, !removeItem(this.unlaned, job));
     }
   }
 
@@ -191,12 +191,11 @@ class Started {
     this.times.push(startedAt);
   }
 
-  remove(job: Job): boolean {
+  remove(job: Job): void {
     const at = this.jobs.indexOf(job);
-    if (at < 0) return false;
+    if (at < 0) return;
     this.jobs.splice(at, 1);
     this.times.splice(at, 1);
-    return true;
   }
 
   /** Takes out the oldest attempt if it started at `limit` or before. */

@@ -67,7 +67,7 @@ export class OutcomeRecorder {
     this.retries.clear();
     while (this.writers.length > 0 || this.queue.length > 0) {
       this.start();
-      await Promise.allSettled([...this.writers]);
+      await Promise.allSettled(this.writers);
     }
   }
 
