@@ -98,6 +98,37 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
     expect((await deliveriesOf(t, endpointId)).find((r) => r.id === inFlight.id)).toMatchObject({ status: 'success', attempt: 1, next_attempt_at: null });
   });
 
+  it('claims, from a position, only the due rows after it in (due time, id) order; from the head, every due row', async () => {
+    const { t, endpointId } = await setup({}, () => ({ status: 200 }));
+    for (let i = 0; i < 4; i++) await createProduct(t, `Hat ${i}`);
+    const [a, b, c, d] = (await deliveriesOf(t, endpointId)).map((r) => r.id).sort();
+    // c and d are due first, at the same time, so their ids order them; a and b a millisecond later.
+    const first = new Date(t.clock.now().getTime() - 1_000);
+    const next = new Date(first.getTime() + 1);
+    await t.ctx.db.query(
+      `UPDATE webhook_deliveries SET next_attempt_at = CASE WHEN id IN ($1, $2) THEN $3::timestamptz ELSE $4::timestamptz END WHERE endpoint_id = $5`,
+      [c, d, first, next, endpointId],
+    );
+    const claimAfter = async (after: { due: Date; id: string } | null) => {
+      const tx = await t.ctx.db.begin!(HeldClaim.SETTINGS);
+      try {
+        return (await claimLocked(tx, { finish() {}, drop() {} }, t.clock.now(), 10, after)).map((j) => [j.id, j.mark.getTime()]);
+      } finally {
+        await tx.rollback();
+      }
+    };
+    const sorted = (rows: (string | number)[][]) => rows.sort((x, y) => String(x[0]).localeCompare(String(y[0])));
+    expect(sorted(await claimAfter(null))).toEqual([[a, next.getTime()], [b, next.getTime()], [c, first.getTime()], [d, first.getTime()]]);
+    expect(sorted(await claimAfter({ due: first, id: c }))).toEqual([[a, next.getTime()], [b, next.getTime()], [d, first.getTime()]]);
+    expect(sorted(await claimAfter({ due: first, id: d }))).toEqual([[a, next.getTime()], [b, next.getTime()]]);
+    expect(await claimAfter({ due: next, id: a })).toEqual([[b, next.getTime()]]);
+    expect(await claimAfter({ due: next, id: b })).toEqual([]);
+    // The head, in order: the first rows due, then the id.
+    const tx = await t.ctx.db.begin!(HeldClaim.SETTINGS);
+    expect((await claimLocked(tx, { finish() {}, drop() {} }, t.clock.now(), 3)).map((j) => j.id).sort()).toEqual([a, c, d]);
+    await tx.rollback();
+  });
+
   it('writes an outcome that arrives while the claim commits under the lease the commit wrote, not under the old mark', async () => {
     const { t, endpointId } = await setup({}, () => ({ status: 200 }));
     for (let i = 0; i < 2; i++) await createProduct(t, `Hat ${i}`);

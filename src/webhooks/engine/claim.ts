@@ -89,24 +89,34 @@ export async function claimByLease(q: Queryable, now: Date, leaseMs: number, lim
   return rows.map((r) => jobOf(r, lease, null));
 }
 
+/** A place in the due rows' order (due time, then id): where a claim starts (claim-position.ts). */
+export interface DuePosition {
+  due: Date;
+  id: string;
+}
+
 /**
  * Takes up to `limit` due rows under row locks of the open transaction `tx` and writes nothing: the
  * rows stay taken while the transaction is open, and their outcomes are written in it (see
  * held-claim.ts). A worker that dies loses its connection, and its rows are due again at once.
  * The MATERIALIZED CTE locks each row exactly once and returns its newest version.
+ *
+ * With `after`, only rows after that place in the order are looked at: one bound of the due index
+ * (migrations/017), which skips the entries of rows taken since, still in the index while open
+ * claims may see their old versions. Without it, the walk starts at the index's head.
  */
-export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit: number): Promise<Job[]> {
+export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit: number, after: DuePosition | null = null): Promise<Job[]> {
   const rows = await tx.query<ClaimRow>(
     `WITH c AS MATERIALIZED (
        SELECT id, workspace_id, endpoint_id, event_id, event_type, payload, attempt, ${MARK_OF_ROW} AS due
          FROM webhook_deliveries d
-        WHERE status = 'pending' AND next_attempt_at <= $1 AND ${inOrder('d')}
-        ORDER BY next_attempt_at
+        WHERE status = 'pending' AND next_attempt_at <= $1 AND (next_attempt_at, id) > ($3::timestamptz, $4::text) AND ${inOrder('d')}
+        ORDER BY next_attempt_at, id
         LIMIT $2
         FOR UPDATE SKIP LOCKED
      )
      ${SEND_WITH}`,
-    [now, limit],
+    [now, limit, after ? after.due : '-infinity', after ? after.id : ''],
   );
   return rows.map((r) => jobOf(r, r.due, lock));
 }

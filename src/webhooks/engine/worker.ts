@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js';
 import { removeItem } from '../../lib/churn.js';
 import { deferred, runAttempt, type AttemptDeps, type Outcome } from './attempt.js';
 import { claimByLease, claimLocked, earliestDue, nextDue, releaseLeases } from './claim.js';
+import { ClaimPosition } from './claim-position.js';
 import { Dispatcher } from './dispatch.js';
 import { Faults } from './faults.js';
 import { HELD_CLAIMS_PER_WORKER, HeldClaim } from './held-claim.js';
@@ -74,6 +75,8 @@ export class DeliveryWorker implements LocalWorker {
   private readonly attemptDeps: AttemptDeps;
   /** Claims whose transactions are open (held-claim.ts). An array, as the offers below (lib/churn.ts). */
   private readonly held: HeldClaim[] = [];
+  /** Where the next held claim starts (claim-position.ts). */
+  private readonly position = new ClaimPosition();
   /** Slots set aside for writes of this process that will hand rows over (see handoff.ts). */
   private reserved = 0;
   private reservationsSettled: (() => void) | null = null;
@@ -255,20 +258,25 @@ export class DeliveryWorker implements LocalWorker {
         removeItem(this.held, ended);
         this.recorder.add(after);
         this.wakeups.at(nextDue);
-        // Rows the claim gave back are due now: take them again rather than at the next poll.
-        if (freed > 0) this.kick();
-        else this.maybeClaimMore();
+        // Rows the claim gave back are due now, before the claim position: take them again rather
+        // than at the next poll.
+        if (freed > 0) {
+          this.position.forget();
+          this.kick();
+        } else this.maybeClaimMore();
         this.checkWhenIdle();
       },
       onError: (error, during) => this.faults.failed(error, during),
     });
     let jobs: Job[];
     try {
-      jobs = await claimLocked(claim.tx, claim, now, limit);
+      jobs = await claimLocked(claim.tx, claim, now, limit, this.position.current(performance.now()));
     } catch (error) {
+      this.position.forget();
       await claim.tx.rollback().catch(() => {});
       throw error;
     }
+    this.position.took(jobs, limit, performance.now());
     if (jobs.length === 0) {
       await claim.tx.rollback();
       return jobs;
