@@ -17,7 +17,7 @@ const HELP = `svc: commerce API with an event log and signed webhooks
 
 Usage:
   svc serve [--demo]       run the API (seeds demo data into an empty embedded database with --demo)
-  svc worker [--embedded]  run webhook delivery workers only (scale them apart from the API; needs DATABASE_URL)
+  svc worker               run webhook delivery workers only (scale them apart from the API)
   svc migrate              apply database migrations
   svc demo [--json]        create a fresh demo organization, workspaces, users and credentials
   svc listen --forward-to URL  forward the live events of a running service to a local URL, signed
@@ -42,14 +42,14 @@ async function main(argv: string[]): Promise<void> {
     return serve(loadConfig(), { demo: flags.demo === true });
   }
   if (command === 'worker') {
-    const flags = parseFlags(rest, { embedded: { type: 'boolean' } });
+    const flags = parseFlags(rest, {});
     if (flags.help) return void console.log(WORKER_HELP);
-    return runWorker(loadConfig(), { embedded: flags.embedded === true });
+    return runWorker(loadConfig());
   }
   if (command === 'migrate') {
     const flags = parseFlags(rest, {});
     if (flags.help) return void console.log('svc migrate [--json]\n  Applies pending migrations to DATABASE_URL or the embedded database.');
-    const db = await openDatabase(loadConfig());
+    const db = await openDatabase(loadConfig(), { log: () => {} });
     try {
       const applied = await migrate(db);
       output(flags.json, { applied });
@@ -61,7 +61,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'demo') {
     const flags = parseFlags(rest, {});
     if (flags.help) return void console.log('svc demo [--json]\n  Creates a fresh demo set (with sample products and a paused webhook endpoint) and prints its ids and credentials.');
-    const ctx = await openContext(loadConfig());
+    const ctx = await openContext(loadConfig(), { quiet: true });
     try {
       const demo = await createDemo(ctx.db, ctx.config.publicUrl, ctx.clock.now(), ctx.secrets);
       if (flags.json) output(true, demo as unknown as Record<string, unknown>);
@@ -93,7 +93,7 @@ async function main(argv: string[]): Promise<void> {
     const flags = parseFlags(args, spec.flags);
     if (flags.help) return void console.log(spec.usage);
     spec.check?.(flags as Record<string, string | boolean | undefined>);
-    const ctx = spec.needsDb === false ? null : await openContext(loadConfig());
+    const ctx = spec.needsDb === false ? null : await openContext(loadConfig(), { quiet: true });
     try {
       output(flags.json as boolean | undefined, await spec.run(flags as Record<string, string | boolean | undefined>, ctx));
     } finally {

@@ -49,7 +49,7 @@ export interface Config {
   streamKeepAliveMs: number;
   /**
    * How far behind the clock an event stream stays for writes of other processes, which it cannot
-   * see (outbox/in-flight.ts): 1s with PostgreSQL, 0 on the embedded database (one process).
+   * see (outbox/in-flight.ts): 1s by default.
    */
   streamSettleMs: number;
 }
@@ -133,11 +133,11 @@ function metricsToken(env: Env): string | null {
   return raw;
 }
 
-/** `SVC_STREAM_SETTLE`: `0` or a duration up to a minute; by default 1s with PostgreSQL, 0 embedded. */
-function streamSettle(env: Env, postgres: boolean): number {
+/** `SVC_STREAM_SETTLE`: `0` or a duration up to a minute; 1s by default. */
+function streamSettle(env: Env): number {
   const raw = (env.SVC_STREAM_SETTLE ?? '').trim();
   if (raw === '0') return 0;
-  const ms = duration(env, 'SVC_STREAM_SETTLE', postgres ? '1s' : '0ms');
+  const ms = duration(env, 'SVC_STREAM_SETTLE', '1s');
   if (ms > 60_000) throw new ConfigError(`SVC_STREAM_SETTLE must be 0 or a duration up to 1m, got "${raw}"`);
   return ms;
 }
@@ -218,6 +218,6 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: metricsToken(env),
     metricsPort: env.SVC_METRICS_PORT ? integer(env, 'SVC_METRICS_PORT', 0, 0, 65535) : null,
     streamKeepAliveMs: positiveDuration(env, 'SVC_STREAM_KEEPALIVE', '15s'),
-    streamSettleMs: streamSettle(env, databaseUrl !== null),
+    streamSettleMs: streamSettle(env),
   };
 }

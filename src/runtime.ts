@@ -31,8 +31,8 @@ export interface MasterKey {
 }
 
 /**
- * The master key encrypts signing secrets and derives the cursor key. With PostgreSQL it must be
- * configured; the embedded engine generates one beside its data on first start.
+ * The master key encrypts signing secrets and derives the cursor key. With DATABASE_URL it must be
+ * configured; the embedded server's data folder gets one generated on first start.
  */
 export function resolveMasterKey(config: Config): MasterKey {
   if (config.masterKey) return { key: config.masterKey, source: 'SVC_MASTER_KEY' };
@@ -49,7 +49,7 @@ export function resolveMasterKey(config: Config): MasterKey {
   return { key, source };
 }
 
-/** Writes the embedded engine's key file (after a rotation), replacing it in one step. */
+/** Writes the data folder's key file (after a rotation), replacing it in one step. */
 export function storeMasterKeyFile(config: Config, key: Buffer): string {
   const file = join(config.dataDir, 'master.key');
   writeFileSync(`${file}.new`, key.toString('hex') + '\n', { mode: 0o600 });
@@ -88,7 +88,7 @@ export function createContext(
     eventWakeups,
     eventStreams: new EventHub({ db, writes, wakeups: eventWakeups, pollIntervalMs: config.pollIntervalMs }),
     productCreations: new ProductCreations(db, outbox),
-    reads: new ReadCoalescer(db.engine === 'pglite'),
+    reads: new ReadCoalescer(),
     recoveries: new RecoveryRunner(db, clock),
     cursors: new CursorCodec(secrets.deriveKey('cursor')),
     metrics: new Metrics(db, clock),
@@ -97,14 +97,20 @@ export function createContext(
 }
 
 /**
- * The context of a command: the database opened (the embedded one locked to this process) and
- * migrated, and the master key checked against it; a wrong key stops here with one line.
+ * The context of a command: the database opened (on the embedded default, the data folder's
+ * server: see db/embedded/folder.ts for `owner`; `quiet` keeps its lines off stderr, for commands
+ * whose output is read by scripts) and migrated, and the master key checked against it; a wrong
+ * key stops here with one line.
  */
-export async function openContext(config: Config): Promise<AppContext> {
-  const masterKey = resolveMasterKey(config);
+export async function openContext(config: Config, options: { owner?: boolean; quiet?: boolean } = {}): Promise<AppContext> {
   // Each delivery worker may keep HELD_CLAIMS_PER_WORKER claims open, each on a connection of its own.
-  const db = await openDatabase(config, HELD_CLAIMS_PER_WORKER * Math.max(1, config.workers));
+  const db = await openDatabase(config, {
+    owner: options.owner,
+    heldConnections: HELD_CLAIMS_PER_WORKER * Math.max(1, config.workers),
+    log: options.quiet ? () => {} : undefined,
+  });
   try {
+    const masterKey = resolveMasterKey(config);
     await migrate(db);
     const ctx = createContext(config, db, masterKey.key);
     await verifyMasterKey(db, ctx.secrets, masterKey.source, ctx.clock.now());

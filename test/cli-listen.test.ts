@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { CLI, cliBuilt, freePort, request, runCli, startCommand, startServer, type Server } from './helpers/cli.js';
-import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { POSTGRES_URL } from './helpers/db.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 
@@ -22,8 +19,8 @@ async function until(check: () => boolean, what: string, timeoutMs = 30_000): Pr
 /**
  * `svc listen`: the built command follows a running service's event stream and forwards each event
  * to a receiver on 127.0.0.1, signed per Standard Webhooks with the secret it prints. Between them
- * and the service a TCP proxy cuts the stream, as a network blip or a restart would. On PGlite the
- * service runs on a fresh data folder; on PostgreSQL on this file's schema.
+ * and the service a TCP proxy cuts the stream, as a network blip or a restart would. The service
+ * runs on this file's schema.
  */
 describe('svc listen', () => {
   let server: Server;
@@ -31,7 +28,6 @@ describe('svc listen', () => {
   let proxy: TcpProxy;
   let base: string;
   let apiKey: string;
-  let dataDir: string | null = null;
   let t: TestApp | null = null;
   const listeners: Server[] = [];
 
@@ -55,17 +51,11 @@ describe('svc listen', () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     const env: Record<string, string> = { PORT: String(port), LOG_LEVEL: 'warn', SVC_RATE_LIMIT_API_KEY: '100000' };
-    if (ENGINE === 'pglite') {
-      dataDir = mkdtempSync(join(tmpdir(), 'svc-listen-'));
-      server = await startServer(['--demo'], { ...env, SVC_DATA_DIR: dataDir });
-      apiKey = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')).workspaces[0].apiKey;
-    } else {
-      const masterKey = randomBytes(32);
-      t = await startTestApp({ masterKey });
-      apiKey = t.demo.workspaces[0].apiKey;
-      const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${t.testDb.schema}`)}`;
-      server = await startServer([], { ...env, DATABASE_URL: url, SVC_MASTER_KEY: masterKey.toString('hex'), SVC_STREAM_SETTLE: '200ms' });
-    }
+    const masterKey = randomBytes(32);
+    t = await startTestApp({ masterKey });
+    apiKey = t.demo.workspaces[0].apiKey;
+    const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${t.testDb.schema}`)}`;
+    server = await startServer([], { ...env, DATABASE_URL: url, SVC_MASTER_KEY: masterKey.toString('hex'), SVC_STREAM_SETTLE: '200ms' });
     proxy = new TcpProxy(port);
     await proxy.start();
   });
@@ -75,7 +65,6 @@ describe('svc listen', () => {
     await proxy?.stop();
     await receiver?.close();
     await t?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('forwards each event, signed with the secret it printed, and picks up where it was after the stream drops', async () => {

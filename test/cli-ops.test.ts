@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server as NetServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cliBuilt, freePort, request, runCli, runJson, startServer, type CliResult } from './helpers/cli.js';
-import { ENGINE, freshSchema } from './helpers/db.js';
+import { CLI, cliBuilt, freePort, request, runCli, runJson, startCommand, startServer, tempDataDir, type CliResult } from './helpers/cli.js';
 
 /** Asserts a failed command: the exit status and exactly one line on stderr, with no stack trace and no SQL. */
 function failedWith(result: CliResult, code: number, line: string): void {
@@ -16,32 +14,24 @@ function failedWith(result: CliResult, code: number, line: string): void {
 
 /**
  * Issue 22 items 3, 4, 6 and 7 as an operator meets them: the built `svc` run as processes, on the
- * embedded database (a data folder) or on PostgreSQL (a fresh schema).
+ * embedded default (a data folder).
  */
-describe(`svc for operators (${ENGINE})`, { timeout: 300_000 }, () => {
+describe('svc for operators', { timeout: 300_000 }, () => {
   let dataDir: string;
-  let schema: Awaited<ReturnType<typeof freshSchema>> | null = null;
   let env: Record<string, string>;
   let port: number;
-  let masterKey: string;
   /** The demo set of the first test, which later tests build on. */
   let demo: any;
 
   beforeAll(async () => {
     if (!cliBuilt()) throw new Error(`${CLI} is missing: build first (npx tsc -p . or npm test)`);
-    dataDir = mkdtempSync(join(tmpdir(), 'svc-ops-'));
+    dataDir = tempDataDir('svc-ops-');
     port = await freePort();
     env = { SVC_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', SVC_WORKERS: '0' };
-    if (ENGINE === 'postgres') {
-      schema = await freshSchema('ops');
-      masterKey = randomBytes(32).toString('hex');
-      env = { ...env, DATABASE_URL: schema.url, SVC_MASTER_KEY: masterKey };
-    }
   }, 120_000);
 
   afterAll(async () => {
     rmSync(dataDir, { recursive: true, force: true });
-    await schema?.drop();
   });
 
   it('svc demo prints readable text with the real base URL, --json for scripts, and seeds data the printed curl shows', async () => {
@@ -131,12 +121,11 @@ describe(`svc for operators (${ENGINE})`, { timeout: 300_000 }, () => {
 
   it('refuses a wrong master key at start in one line, and rotates every secret to a new one', async () => {
     const keyFile = join(dataDir, 'master.key');
-    const current = ENGINE === 'postgres' ? masterKey : readFileSync(keyFile, 'utf8').trim();
-    const source = ENGINE === 'postgres' ? 'SVC_MASTER_KEY' : `the master key in ${keyFile}`;
+    const current = readFileSync(keyFile, 'utf8').trim();
+    const source = `the master key in ${keyFile}`;
     const refusal = `${source} is not the master key this database's secrets are encrypted with: start with the key it was set up with (to change keys, run svc admin rotate-master-key --new KEY with the current one)`;
-    /** The environment of a process started with `key` (written to the key file on the embedded engine). */
+    /** The environment of a process started with `key`, written to the data folder's key file. */
     const withKey = (key: string) => {
-      if (ENGINE === 'postgres') return { ...env, SVC_MASTER_KEY: key };
       writeFileSync(keyFile, `${key}\n`);
       return env;
     };
@@ -152,8 +141,7 @@ describe(`svc for operators (${ENGINE})`, { timeout: 300_000 }, () => {
     const result = JSON.parse(rotated.stdout);
     expect(result.rotated).toBe(true);
     expect(result.reencrypted['webhook_endpoints.secret_enc']).toBeGreaterThanOrEqual(2);
-    if (ENGINE === 'pglite') expect(readFileSync(keyFile, 'utf8').trim()).toBe(next);
-    else env = { ...env, SVC_MASTER_KEY: next };
+    expect(readFileSync(keyFile, 'utf8').trim()).toBe(next);
 
     failedWith(await runCli(['admin', 'list-users'], withKey(current)), 2, refusal);
     const server = await startServer([], withKey(next));
@@ -161,22 +149,19 @@ describe(`svc for operators (${ENGINE})`, { timeout: 300_000 }, () => {
     expect((await runJson(['admin', 'list-api-keys'], withKey(next))).data.length).toBeGreaterThan(0);
   });
 
-  it('keeps a second process off the embedded data folder in one line, and lets any number share PostgreSQL', async () => {
+  it('lets svc admin, demo, migrate and worker use the database svc serve runs, and refuses a second svc serve in one line', async () => {
     const server = await startServer([], env);
-    const holder = `the embedded database in ${dataDir} is in use by another process (pid ${server.pid}); stop it first, or set DATABASE_URL to use PostgreSQL, which any number of processes can share`;
     try {
-      if (ENGINE === 'pglite') {
-        expect(readFileSync(join(dataDir, 'svc.lock'), 'utf8')).toBe(`${server.pid}\n`);
-        for (const args of [['admin', 'list-users'], ['demo'], ['migrate'], ['worker', '--embedded'], ['serve']]) {
-          failedWith(await runCli(args, { ...env, PORT: String(await freePort()) }), 1, holder);
-        }
-      } else {
-        for (const args of [['admin', 'list-users'], ['migrate']]) expect((await runCli(args, env)).code).toBe(0);
-      }
+      expect(readFileSync(join(dataDir, 'svc.lock'), 'utf8')).toBe(`${server.pid}\n`);
+      for (const args of [['admin', 'list-users'], ['migrate'], ['demo']]) expect((await runCli(args, env)).code).toBe(0);
+      const worker = await startCommand(['worker'], { ...env, SVC_WORKERS: '1' }, /delivering with/);
+      expect(await worker.stop()).toBe(0);
+      const refusal = `${dataDir} is in use by svc (pid ${server.pid}), which runs its database: stop that process first, or set SVC_DATA_DIR to another folder`;
+      failedWith(await runCli(['serve'], { ...env, PORT: String(await freePort()) }), 1, refusal);
     } finally {
       expect(await server.stop()).toBe(0);
     }
-    // Once the server is gone, the folder is free again.
+    // Once the server is gone, a command runs the database for its own time.
     expect((await runCli(['admin', 'list-users'], env)).code).toBe(0);
   });
 });

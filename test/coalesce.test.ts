@@ -57,25 +57,6 @@ describe('ReadCoalescer', () => {
     expect(reads.size).toBe(0);
   });
 
-  it('with deferStart, starts one turn later so the requests of one turn share a computation', async () => {
-    const reads = new ReadCoalescer(true);
-    let calls = 0;
-    const compute = async () => ++calls;
-    const a = reads.run('k', compute);
-    const b = reads.run('k', compute);
-    expect(calls).toBe(0);
-    await expect(Promise.all([a, b])).resolves.toEqual([1, 1]);
-    // One arriving while it runs waits for the next computation, as without deferStart.
-    const slow = deferred<number>();
-    const c = reads.run('k', () => slow.promise);
-    await new Promise((resolve) => setImmediate(resolve));
-    const d = reads.run('k', compute);
-    slow.resolve(9);
-    await expect(c).resolves.toBe(9);
-    await expect(d).resolves.toBe(2);
-    expect(reads.size).toBe(0);
-  });
-
   it('turns a computation that throws synchronously into a rejection', async () => {
     const reads = new ReadCoalescer();
     await expect(

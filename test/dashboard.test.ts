@@ -53,7 +53,7 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
     owner = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await owner.newPage();
     watch(page, seen);
-    // A fresh PGlite database, a worker and a browser start slowly on a busy machine.
+    // A fresh database, a worker and a browser start slowly on a busy machine.
   }, 180_000);
   afterAll(async () => {
     await browser?.close();

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DataDirInUseError, LOCK_FILE, lockDataDir } from '../src/db/lock.js';
+import { DataDirInUseError, LOCK_FILE, lockDataDir } from '../src/db/embedded/lock.js';
 
 /** The pid of a process that has exited: nothing runs under it now. */
 async function deadPid(): Promise<number> {
@@ -37,7 +37,7 @@ describe('embedded data folder lock', () => {
     const attempt = () => lockDataDir(dir);
     expect(attempt).toThrow(DataDirInUseError);
     expect(attempt).toThrow(
-      `the embedded database in ${dir} is in use by another process (pid ${process.ppid}); stop it first, or set DATABASE_URL to use PostgreSQL, which any number of processes can share`,
+      `${dir} is in use by svc (pid ${process.ppid}), which runs its database: stop that process first, or set SVC_DATA_DIR to another folder`,
     );
     expect(readFileSync(lockFile(), 'utf8')).toBe(`${process.ppid}\n`);
     expect(readdirSync(dir)).toEqual([LOCK_FILE]);

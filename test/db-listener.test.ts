@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINE, POSTGRES_URL, openTestDb, type TestDb } from './helpers/db.js';
+import { asAdmin, openTestDb, type TestDb } from './helpers/db.js';
 
 async function until(check: () => boolean, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -11,8 +10,7 @@ async function until(check: () => boolean, ms = 10_000): Promise<void> {
   }
 }
 
-// PGlite's LISTEN is in-process and has no connection to lose.
-describe.skipIf(ENGINE === 'pglite')('LISTEN connection (PostgreSQL)', () => {
+describe('LISTEN connection', () => {
   let t: TestDb;
   beforeAll(async () => {
     t = await openTestDb();
@@ -26,11 +24,8 @@ describe.skipIf(ENGINE === 'pglite')('LISTEN connection (PostgreSQL)', () => {
     await t.db.query(`SELECT pg_notify('${channel}', 'before')`);
     await until(() => payloads.includes('before'));
 
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    await admin.connect();
-    const { rows } = await admin.query(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query = $1`, [`LISTEN "${channel}"`]);
-    await admin.end();
-    expect(rows).toEqual([{ done: true }]);
+    const rows = await asAdmin((sql) => sql.unsafe(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query = $1`, [`LISTEN "${channel}"`]));
+    expect([...rows]).toEqual([{ done: true }]);
 
     // Every handler is called when the connection is lost and again once it listens anew
     // (notifications may have been missed meanwhile)...

@@ -8,7 +8,7 @@ import { createContext } from '../src/runtime.js';
 import { DeliveryWorker } from '../src/webhooks/engine/worker.js';
 import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
 import { cliBuilt, freePort, startServer } from './helpers/cli.js';
-import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { POSTGRES_URL } from './helpers/db.js';
 import { addEndpoint, createProduct, eventually } from './helpers/delivery.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
@@ -27,7 +27,7 @@ function urlThrough(proxy: TcpProxy): string {
  * through a TCP proxy in front of the shared PostgreSQL: one service's connections go through it,
  * while the test's own connection goes straight to the server.
  */
-describe.skipIf(ENGINE === 'pglite')('a silent database (PostgreSQL)', () => {
+describe('a silent database', () => {
   const masterKey = randomBytes(32);
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -44,7 +44,7 @@ describe.skipIf(ENGINE === 'pglite')('a silent database (PostgreSQL)', () => {
       proxy.release();
       await proxy.stop();
     });
-    const db = await openPostgres({ url: urlThrough(proxy), schema: t.testDb.schema!, poolSize: 12, timeouts: TIMEOUTS });
+    const db = await openPostgres({ url: urlThrough(proxy), schema: t.testDb.schema, poolSize: 12, timeouts: TIMEOUTS });
     const ctx = createContext(testConfig({ allowPrivateTargets: true, pollIntervalMs: 200 }), db, masterKey);
     const app = await buildApp(ctx);
     cleanup.push(async () => {

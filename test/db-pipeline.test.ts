@@ -1,15 +1,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../src/db/db.js';
 import { READ_CONNECTIONS, isPlainRead, openPostgres } from '../src/db/postgres.js';
-import { ENGINE, POSTGRES_URL, openTestDb, type TestDb } from './helpers/db.js';
+import { POSTGRES_URL, openTestDb, type TestDb } from './helpers/db.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 
 /**
- * Plain reads travel pipelined on a few connections (src/db/pipeline.ts), writes and transactions
- * on node-pg: both must read and write every value the same way, and a write waiting for a lock
- * must not hold up the reads.
+ * Plain reads travel pipelined on a few connections, writes and transactions one statement per
+ * connection (src/db/postgres.ts): both must read and write every value the same way, and a write
+ * waiting for a lock must not hold up the reads.
  */
-describe.skipIf(ENGINE === 'pglite')('pipelined statements (PostgreSQL)', () => {
+describe('read and write connections', () => {
   let testDb: TestDb;
   beforeAll(async () => {
     testDb = await openTestDb();
@@ -24,7 +24,7 @@ describe.skipIf(ENGINE === 'pglite')('pipelined statements (PostgreSQL)', () => 
     expect(new Set(rows.map(([row]) => row.pid)).size).toBeLessThanOrEqual(READ_CONNECTIONS);
   });
 
-  it('sends parameters and parses results exactly as a transaction on node-pg does', async () => {
+  it('sends parameters and parses results the same way on both', async () => {
     const sql = `SELECT $1::timestamptz AS at, $2::timestamptz[] AS ats, $3::text[] AS texts, $4::jsonb AS object, $5::jsonb AS given_text,
                         $6::bytea AS bytes, $7::boolean AS yes, $8::bigint AS big, $9::int8[] AS bigs, $10::text AS nothing, $11::text AS missing,
                         $12::numeric AS price, $13::date AS day, 2^53::int8 - 1 AS top, '{"a":[1,{"b":null}]}'::json AS plain_json,
@@ -45,8 +45,8 @@ describe.skipIf(ENGINE === 'pglite')('pipelined statements (PostgreSQL)', () => 
       '2026-11-25',
     ];
     const [pipelined] = await testDb.db.query(sql, params);
-    const [viaPg] = await testDb.db.tx((q) => q.query(sql, params));
-    expect(pipelined).toEqual(viaPg);
+    const [inTransaction] = await testDb.db.tx((q) => q.query(sql, params));
+    expect(pipelined).toEqual(inTransaction);
     expect(pipelined).toMatchObject({
       at: new Date('2026-11-25T10:00:00.123Z'),
       texts: ['a,b', '"q"', 'NULL', null, '', 'é😀', '{x}', 'back\\slash'],
@@ -62,7 +62,7 @@ describe.skipIf(ENGINE === 'pglite')('pipelined statements (PostgreSQL)', () => 
     });
   });
 
-  it("gives a server error's code, and a write's constraint, as node-pg names them", async () => {
+  it("gives a server error's code, and a write's constraint, under the usual names", async () => {
     expect(await testDb.db.query('SELECT 1 / $1::int AS x', [0]).catch((e: unknown) => e)).toMatchObject({ code: '22012' });
     await testDb.db.query('CREATE TABLE pipeline_unique (k text PRIMARY KEY)');
     await testDb.db.query('INSERT INTO pipeline_unique (k) VALUES ($1)', ['one']);
@@ -91,7 +91,7 @@ describe.skipIf(ENGINE === 'pglite')('pipelined statements (PostgreSQL)', () => 
   it('answers reads while a write waits for a row lock', async () => {
     await testDb.db.query('CREATE TABLE pipeline_locked (k text PRIMARY KEY, v int)');
     await testDb.db.query("INSERT INTO pipeline_locked (k, v) VALUES ('a', 1)");
-    const holder = await testDb.db.begin!();
+    const holder = await testDb.db.begin();
     await holder.query("SELECT k FROM pipeline_locked WHERE k = 'a' FOR UPDATE");
     let written = false;
     const write = testDb.db.query("UPDATE pipeline_locked SET v = 2 WHERE k = 'a'").then(() => (written = true));
@@ -120,7 +120,7 @@ describe.skipIf(ENGINE === 'pglite')('pipelined statements (PostgreSQL)', () => 
       });
       const url = new URL(POSTGRES_URL);
       url.host = `127.0.0.1:${proxy.port}`;
-      const db = await openPostgres({ url: url.toString(), schema: testDb.schema!, timeouts: { connectMs: 1_000, statementMs: 1_000, queryMs: 1_500, keepAliveMs: 1_000 } });
+      const db = await openPostgres({ url: url.toString(), schema: testDb.schema, timeouts: { connectMs: 1_000, statementMs: 1_000, queryMs: 1_500, keepAliveMs: 1_000 } });
       cleanup.push(() => db.close());
       const [{ before }] = await db.query<{ before: number }>('SELECT $1::int AS before', [1]);
       expect(before).toBe(1);
@@ -135,8 +135,8 @@ describe.skipIf(ENGINE === 'pglite')('pipelined statements (PostgreSQL)', () => 
     });
 
     it('keeps a write connection the server refused a statement on, and replaces one whose statement timed out', async () => {
-      // One connection for writes; the advisory lock makes each statement a write (node-pg, not the pipeline).
-      const db = await openPostgres({ url: POSTGRES_URL, schema: testDb.schema!, poolSize: 1, timeouts: { statementMs: 5_000, queryMs: 300 } });
+      // One connection for writes; the advisory lock makes each statement a write.
+      const db = await openPostgres({ url: POSTGRES_URL, schema: testDb.schema, poolSize: 1, timeouts: { statementMs: 5_000, queryMs: 300 } });
       cleanup.push(() => db.close());
       const pid = async () => (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid FROM pg_advisory_xact_lock($1)', [1]))[0].pid;
       const first = await pid();
@@ -152,7 +152,7 @@ describe.skipIf(ENGINE === 'pglite')('pipelined statements (PostgreSQL)', () => 
       expect(await pid()).not.toBe(first);
 
       // The same holds inside a transaction: a timed-out statement fails it as unavailable.
-      const tx = await db.begin!();
+      const tx = await db.begin();
       await expect(tx.query('SELECT pg_sleep(2)')).rejects.toBeInstanceOf(DatabaseUnavailableError);
       await tx.rollback().catch(() => {});
     });

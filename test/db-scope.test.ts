@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/db.js';
-import { openPglite } from '../src/db/pglite.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { ENGINE, openTestDb, POSTGRES_URL, type TestDb } from './helpers/db.js';
+import { openTestDb, POSTGRES_URL, type TestDb } from './helpers/db.js';
 
 /**
  * Request transactions (src/db/scope.ts): inside a scope's run(), every query and tx() of its Db
- * joins the scope's transaction, on both engines, and nothing else does.
+ * joins the scope's transaction, and nothing else does.
  */
 describe('transaction scopes', () => {
   let testDb: TestDb;
@@ -86,10 +85,9 @@ describe('transaction scopes', () => {
 
   it('is joined by statements of its own Db only', async () => {
     await clear();
-    // Another Db in the same process: a second pool on the same schema, or a second embedded database.
-    const other = ENGINE === 'postgres' ? await openPostgres({ url: POSTGRES_URL, schema: testDb.schema!, poolSize: 1 }) : await openPglite(null);
+    // Another Db in the same process: a second pool on the same schema.
+    const other = await openPostgres({ url: POSTGRES_URL, schema: testDb.schema, poolSize: 1 });
     try {
-      if (ENGINE === 'pglite') await other.query('CREATE TABLE scoped (id int PRIMARY KEY)');
       const scope = await db.openScope();
       await scope.run(async () => {
         expect(other.inScope()).toBe(false);
@@ -97,7 +95,7 @@ describe('transaction scopes', () => {
         await db.query('INSERT INTO scoped (id) VALUES (1)');
       });
       await scope.rollback();
-      expect(await ids()).toEqual(ENGINE === 'postgres' ? [7] : []);
+      expect(await ids()).toEqual([7]);
       expect(await other.query('SELECT id FROM scoped')).toEqual([{ id: 7 }]);
     } finally {
       await other.close();
@@ -108,11 +106,8 @@ describe('transaction scopes', () => {
     await clear();
     const scope = await db.openScope();
     await scope.run(() => db.query('INSERT INTO scoped (id) VALUES (1)'));
-    // On PGlite, a statement from outside waits for the one connection the scope holds; on PostgreSQL it does not see the row.
-    const outside = ids();
-    if (db.engine === 'postgres') expect(await outside).toEqual([]);
+    expect(await ids()).toEqual([]);
     await scope.commit();
-    if (db.engine === 'pglite') expect(await outside).toEqual([1]);
     expect(await ids()).toEqual([1]);
   });
 });

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/db.js';
-import { openPostgres, withSettings } from '../src/db/postgres.js';
+import { connectionSettings, openPostgres } from '../src/db/postgres.js';
 import { refreshStatistics } from '../src/db/statistics.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createContext } from '../src/runtime.js';
 import { DeliveryWorker } from '../src/webhooks/engine/worker.js';
 import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
-import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { POSTGRES_URL } from './helpers/db.js';
 import { addEndpoint, createProduct, deliveriesOf } from './helpers/delivery.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
@@ -20,15 +20,13 @@ describe('connection settings', () => {
 
   it('keeps the service\'s settings, then PGOPTIONS, the URL\'s own options and the schema, later ones winning', () => {
     process.env.PGOPTIONS = '-c work_mem=8MB';
-    const url = withSettings(`postgres://svc@db.example:5432/app?sslmode=require&options=${encodeURIComponent('-c statement_timeout=5s')}`, 's1');
-    const parsed = new URL(url);
-    expect(parsed.searchParams.get('sslmode')).toBe('require');
-    expect(parsed.searchParams.get('options')).toBe('-c jit=off -c TimeZone=UTC -c idle_in_transaction_session_timeout=60000 -c statement_timeout=5000 -c work_mem=8MB -c statement_timeout=5s -c search_path=s1');
+    const url = new URL(`postgres://svc@db.example:5432/app?sslmode=require&options=${encodeURIComponent('-c statement_timeout=5s')}`);
+    expect(connectionSettings(url, 's1', 5000)).toBe('-c jit=off -c TimeZone=UTC -c idle_in_transaction_session_timeout=60000 -c statement_timeout=5000 -c work_mem=8MB -c statement_timeout=5s -c search_path=s1');
     delete process.env.PGOPTIONS;
-    expect(new URL(withSettings('postgres://svc@db.example/app')).searchParams.get('options')).toBe('-c jit=off -c TimeZone=UTC -c idle_in_transaction_session_timeout=60000 -c statement_timeout=5000');
+    expect(connectionSettings(new URL('postgres://svc@db.example/app'), undefined, 5000)).toBe('-c jit=off -c TimeZone=UTC -c idle_in_transaction_session_timeout=60000 -c statement_timeout=5000');
   });
 
-  it.skipIf(ENGINE === 'pglite')('applies them on the server, with an operator\'s own setting outranking the service\'s (PostgreSQL)', async () => {
+  it('applies them on the server, with an operator\'s own setting outranking the service\'s', async () => {
     const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent('-c statement_timeout=7s')}`;
     const db = await openPostgres({ url });
     try {
@@ -55,7 +53,7 @@ describe('connection settings', () => {
  * whole table until an ANALYZE. The statistics keeper (src/db/statistics.ts) analyses a table that
  * grew, which re-plans what was cached.
  */
-describe.skipIf(ENGINE === 'pglite')('plans cached while a table is new (PostgreSQL)', () => {
+describe('plans cached while a table is new', () => {
   const clock = new ManualClock();
   const masterKey = randomBytes(32);
   let t: TestApp;
@@ -66,7 +64,7 @@ describe.skipIf(ENGINE === 'pglite')('plans cached while a table is new (Postgre
     receiver = await startReceiver();
     // One connection for writes and transactions, so the worker's writes and the statistics flushes
     // (made in a transaction, flush()) share one backend.
-    single = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema!, poolSize: 1 });
+    single = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema, poolSize: 1 });
   });
   afterAll(async () => {
     await single?.close();

@@ -5,7 +5,7 @@ import type { AppContext } from '../src/context.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { createContext } from '../src/runtime.js';
 import { startTestApp, testConfig, userOf, type TestApp } from './helpers/app.js';
-import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { POSTGRES_URL } from './helpers/db.js';
 import { ok } from './helpers/expect.js';
 import { openSse, type SseClient } from './helpers/sse.js';
 
@@ -319,15 +319,12 @@ describe('event stream under concurrent writes, and across processes', () => {
     t = await startTestApp({ config: { streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000, streamSettleMs: 2_000 } });
     base = await listening(t.app);
     key = t.demo.workspaces[0].apiKey;
-    // A second API process on the same database. On PostgreSQL: its own connections and LISTEN, and
-    // a poll too rare to matter, so NOTIFY is what wakes it; the first's writes in flight are
-    // unknown to it, so it stays SVC_STREAM_SETTLE behind. The embedded database has one process
-    // only: the two share it and its writes in flight, and the second learns of the first's writes
-    // by its poll.
-    const postgres = ENGINE === 'postgres';
-    const db = postgres ? await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema!, poolSize: 5 }) : t.ctx.db;
-    const config = testConfig({ streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000, streamSettleMs: 2_000, pollIntervalMs: postgres ? 60_000 : 100 });
-    const ctx = createContext(config, db, randomBytes(32), undefined, postgres ? {} : { writes: t.ctx.writes });
+    // A second API process on the same database: its own connections and LISTEN, and a poll too
+    // rare to matter, so NOTIFY is what wakes it; the first's writes in flight are unknown to it, so
+    // it stays SVC_STREAM_SETTLE behind.
+    const db = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema, poolSize: 5 });
+    const config = testConfig({ streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000, streamSettleMs: 2_000, pollIntervalMs: 60_000 });
+    const ctx = createContext(config, db, randomBytes(32));
     const app = await buildApp(ctx);
     secondBase = await listening(app);
     second = {
@@ -336,7 +333,7 @@ describe('event stream under concurrent writes, and across processes', () => {
       close: async () => {
         await app.close();
         await ctx.rateLimits.close();
-        if (db !== t.ctx.db) await db.close();
+        await db.close();
       },
     };
   });
@@ -391,7 +388,7 @@ describe('event stream under concurrent writes, and across processes', () => {
     const res = await t.call(key, 'POST', '/v1/products', { name: 'From the first process' });
     const [first] = await stream.waitFor(1, 30_000);
     expect(JSON.parse(first.data).subject.id).toBe(res.json().id);
-    if (ENGINE === 'postgres') expect(Date.now() - started).toBeLessThan(10_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
     // Then both processes write at once.
     await write([base, secondBase], 100, 12);
     const received = (await stream.waitFor(201, 60_000)).map((m) => m.id!);

@@ -7,7 +7,7 @@ import { openPostgres } from '../src/db/postgres.js';
 import { createContext } from '../src/runtime.js';
 import { DeliveryWorker } from '../src/webhooks/engine/worker.js';
 import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
-import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { POSTGRES_URL } from './helpers/db.js';
 import { addEndpoint, eventually } from './helpers/delivery.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
@@ -22,7 +22,7 @@ const TIMEOUTS = { connectMs: 1_000, statementMs: 1_000, queryMs: 1_500, keepAli
  * crosses a TCP proxy in front of the shared PostgreSQL (test/helpers/tcp-proxy.ts) loses it at a
  * chosen statement; the test reads the truth through its own, direct connection.
  */
-describe.skipIf(ENGINE === 'pglite')('idempotency keys across a lost database (PostgreSQL)', () => {
+describe('idempotency keys across a lost database', () => {
   const masterKey = randomBytes(32);
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -40,7 +40,7 @@ describe.skipIf(ENGINE === 'pglite')('idempotency keys across a lost database (P
     cleanup.push(() => proxy.stop());
     const url = new URL(POSTGRES_URL);
     url.host = `127.0.0.1:${proxy.port}`;
-    const db = await openPostgres({ url: url.toString(), schema: t.testDb.schema!, poolSize: 4, timeouts: TIMEOUTS });
+    const db = await openPostgres({ url: url.toString(), schema: t.testDb.schema, poolSize: 4, timeouts: TIMEOUTS });
     // A short lease: rows handed to the worker by a write whose commit was never confirmed come due soon.
     const ctx = createContext(testConfig({ allowPrivateTargets: true, pollIntervalMs: 200, deliveryTimeoutMs: 1_000, leaseMs: 3_000 }), db, masterKey);
     const app = await buildApp(ctx);

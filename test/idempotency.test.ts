@@ -4,7 +4,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deleteExpiredKeys } from '../src/idempotency/cleanup.js';
 import { IDEMPOTENCY_TTL_MS, keyScope, lockNumber } from '../src/idempotency/store.js';
 import { ManualClock, startTestApp, userOf, type TestApp } from './helpers/app.js';
-import { ENGINE } from './helpers/db.js';
 import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';
 import { expectError, ok } from './helpers/expect.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
@@ -107,10 +106,9 @@ describe('idempotency keys', () => {
 
   it('answers 409 IDEMPOTENCY_IN_PROGRESS while the first request with the key is still running, and replays it once done', async () => {
     const target = ok(await post('/v1/webhooks/endpoints', { url: 'https://example.com/slow', subscribedEvents: ['product.*'] }, null), 201);
-    // Keeps the first request from finishing: on PGlite the test takes the one connection; on
-    // PostgreSQL it locks the endpoint row the test ping locks.
-    const blocker = ENGINE === 'pglite' ? await t.ctx.db.openScope() : await t.ctx.db.begin!();
-    if (ENGINE === 'postgres') await blocker.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [target.id]);
+    // Keeps the first request from finishing: the test locks the endpoint row the test ping locks.
+    const blocker = await t.ctx.db.begin();
+    await blocker.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [target.id]);
     const key = newKey();
     const url = `/v1/webhooks/endpoints/${target.id}/send-test-event`;
     const answers: LightMyRequestResponse[] = [];
@@ -129,11 +127,11 @@ describe('idempotency keys', () => {
     expect(sent.deliveryId).toMatch(/^whd_/);
   });
 
-  it.skipIf(ENGINE === 'pglite')('refuses a key held by another process (its advisory lock) with 409, and runs it once released', async () => {
+  it('refuses a key held by another process (its advisory lock) with 409, and runs it once released', async () => {
     const key = newKey();
     const [{ id: keyId }] = await t.ctx.db.query<{ id: string }>('SELECT id FROM api_keys WHERE workspace_id = $1 AND NOT test', [ws]);
     // Another process's request with this key, still running: its transaction holds the key's lock.
-    const other = await t.ctx.db.begin!();
+    const other = await t.ctx.db.begin();
     await other.query('SELECT pg_advisory_xact_lock($1::bigint)', [lockNumber(keyScope(ws, keyId), key)]);
     try {
       expectError(await post('/v1/products', { name: 'Held elsewhere' }, key), 409, 'IDEMPOTENCY_IN_PROGRESS');

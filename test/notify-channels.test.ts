@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../src/api-keys/store.js';
 import { REVOCATION_CHANNEL } from '../src/auth/cache.js';
@@ -9,7 +8,7 @@ import { openPostgres } from '../src/db/postgres.js';
 import { EVENT_CHANNEL } from '../src/events/channel.js';
 import { DELIVERY_CHANNEL } from '../src/webhooks/engine/wakeups.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { ENGINE, POSTGRES_URL, openTestDb, type TestDb } from './helpers/db.js';
+import { POSTGRES_URL, asAdmin, openTestDb, type TestDb } from './helpers/db.js';
 import { addEndpoint, createProduct, eventually } from './helpers/delivery.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 
@@ -42,7 +41,7 @@ describe('channel names per schema', () => {
     await t.db
       .tx(async (q) => {
         for (const schema of schemas) {
-          const quoted = pg.escapeIdentifier(schema);
+          const quoted = `"${schema.replace(/"/g, '""')}"`;
           if (schema !== 'public') await q.query(`CREATE SCHEMA ${quoted}`);
           await q.query(`SET LOCAL search_path TO ${quoted}`);
           names[schema] = [];
@@ -66,27 +65,15 @@ describe('channel names per schema', () => {
     expect(names[odd]).toEqual(CHANNELS.map((name) => `${name}#${md5(odd).slice(0, 16)}`));
   });
 
-  // PGlite has one connection: the search path is switched on it; PostgreSQL gets a Db whose
-  // connections use a schema whose name is too long to be spelled out in a channel name.
+  // A Db whose connections use a schema whose name is too long to be spelled out in a channel name.
   it('reach a listener under a hashed name', async () => {
-    let db = t.db;
-    let done = async () => {};
-    if (ENGINE === 'pglite') {
-      await db.query(`CREATE SCHEMA "Other Schema"`);
-      await db.query(`SET search_path TO "Other Schema"`);
-      done = async () => void (await db.query('SET search_path TO public'));
-    } else {
-      const schema = `t_${randomBytes(28).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      db = await openPostgres({ url: POSTGRES_URL, schema, poolSize: 2 });
-      done = async () => {
-        await db.close();
-        await admin.query(`DROP SCHEMA ${schema}`);
-        await admin.end();
-      };
-    }
+    const schema = `t_${randomBytes(28).toString('hex')}`;
+    await asAdmin((sql) => sql.unsafe(`CREATE SCHEMA ${schema}`));
+    const db = await openPostgres({ url: POSTGRES_URL, schema, poolSize: 2 });
+    const done = async () => {
+      await db.close();
+      await asAdmin((sql) => sql.unsafe(`DROP SCHEMA ${schema}`));
+    };
     try {
       const heard: string[] = [];
       const stop = await listenChannel(db, EVENT_CHANNEL, (payload) => heard.push(payload));
@@ -99,8 +86,7 @@ describe('channel names per schema', () => {
   });
 });
 
-// PGlite has no connection to lose.
-describe.skipIf(ENGINE === 'pglite')('a listener started while the database is down (PostgreSQL)', () => {
+describe('a listener started while the database is down', () => {
   let t: TestDb;
   beforeAll(async () => {
     t = await openTestDb();
@@ -113,7 +99,7 @@ describe.skipIf(ENGINE === 'pglite')('a listener started while the database is d
     await proxy.stop();
     const url = new URL(POSTGRES_URL);
     url.host = `127.0.0.1:${proxy.port}`;
-    const db = await openPostgres({ url: url.toString(), schema: t.schema!, poolSize: 2, timeouts: { connectMs: 1_000 } });
+    const db = await openPostgres({ url: url.toString(), schema: t.schema, poolSize: 2, timeouts: { connectMs: 1_000 } });
     try {
       const heard: string[] = [];
       // Resolves although the channel's name could not be asked: it keeps asking.
@@ -132,8 +118,8 @@ describe.skipIf(ENGINE === 'pglite')('a listener started while the database is d
   });
 });
 
-// Two services on two schemas of one database: PGlite has one schema per database, one database per process.
-describe.skipIf(ENGINE === 'pglite')('two services on two schemas of one database (PostgreSQL)', () => {
+// Two services on two schemas of one database.
+describe('two services on two schemas of one database', () => {
   let a: TestApp;
   let b: TestApp;
   beforeAll(async () => {

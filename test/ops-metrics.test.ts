@@ -4,7 +4,6 @@ import { buildApp } from '../src/app.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createContext } from '../src/runtime.js';
 import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
-import { ENGINE } from './helpers/db.js';
 import { addEndpoint, createProduct, endpointState, testWorker } from './helpers/delivery.js';
 import { expectError, ok } from './helpers/expect.js';
 import { labelSets, sample } from './helpers/metrics.js';
@@ -98,16 +97,11 @@ describe('metrics', () => {
     expect(sample(text, 'svc_webhook_oldest_due_delivery_age_seconds')).toBe(100);
   });
 
-  it('reports the database pool on PostgreSQL, and the process (event-loop delay, memory)', async () => {
+  it('reports the database pool and the process (event-loop delay, memory)', async () => {
     const text = await scrape();
-    if (ENGINE === 'postgres') {
-      expect(sample(text, 'svc_db_pool_max_connections')).toBe(5);
-      expect(sample(text, 'svc_db_pool_connections', { state: 'idle' })).toBeGreaterThanOrEqual(0);
-      expect(sample(text, 'svc_db_pool_waiting_requests')).toBe(0);
-    } else {
-      // The embedded engine has one connection and no pool to report.
-      expect(text).not.toContain('svc_db_pool');
-    }
+    expect(sample(text, 'svc_db_pool_max_connections')).toBe(5);
+    expect(sample(text, 'svc_db_pool_connections', { state: 'idle' })).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'svc_db_pool_waiting_requests')).toBe(0);
     expect(sample(text, 'nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
     expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
   });

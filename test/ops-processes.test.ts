@@ -1,11 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { CLI, cliBuilt, freePort, request, startCommand, startServer, type Server } from './helpers/cli.js';
-import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { CLI, cliBuilt, freePort, request, startCommand, type Server } from './helpers/cli.js';
+import { POSTGRES_URL } from './helpers/db.js';
 import { eventually } from './helpers/delivery.js';
 import { sample } from './helpers/metrics.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
@@ -13,16 +10,14 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
 /**
  * Issue 22 items 1 and 2 on real processes: a process that delivers serves /healthz, /readyz and
  * /metrics on SVC_METRICS_PORT, and its /readyz turns 503 the moment SIGTERM arrives, while the
- * attempt in flight is still finishing. On PostgreSQL the process is `svc worker`, which has no
- * API of its own; on the embedded engine, `svc serve`.
+ * attempt in flight is still finishing. The process is `svc worker`, which has no API of its own.
  */
-describe(`health and metrics of a delivering process (${ENGINE})`, { timeout: 180_000 }, () => {
+describe('health and metrics of a delivering process', { timeout: 180_000 }, () => {
   let receiver: Receiver;
   let server: Server;
   let apiKey: string;
   let api: string;
   let ops: string;
-  let dataDir: string | null = null;
   let t: TestApp | null = null;
 
   beforeAll(async () => {
@@ -31,29 +26,20 @@ describe(`health and metrics of a delivering process (${ENGINE})`, { timeout: 18
     const metricsPort = await freePort();
     ops = `http://127.0.0.1:${metricsPort}`;
     const env: Record<string, string> = { LOG_LEVEL: 'warn', SVC_ALLOW_PRIVATE_TARGETS: '1', SVC_METRICS_PORT: String(metricsPort), SVC_DELIVERY_TIMEOUT: '20s', SVC_LEASE: '60s' };
-    if (ENGINE === 'pglite') {
-      dataDir = mkdtempSync(join(tmpdir(), 'svc-ops-serve-'));
-      const port = await freePort();
-      api = `http://127.0.0.1:${port}`;
-      server = await startServer(['--demo'], { ...env, SVC_DATA_DIR: dataDir, PORT: String(port) });
-      apiKey = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')).workspaces[0].apiKey;
-    } else {
-      // The API in this process, the worker apart, on one schema and one master key.
-      const masterKey = randomBytes(32);
-      t = await startTestApp({ masterKey, config: { allowPrivateTargets: true } });
-      await t.app.listen({ port: 0, host: '127.0.0.1' });
-      api = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
-      apiKey = t.demo.workspaces[0].apiKey;
-      const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${t.testDb.schema}`)}`;
-      server = await startCommand(['worker'], { ...env, DATABASE_URL: url, SVC_MASTER_KEY: masterKey.toString('hex') }, /health and metrics on \S+\n/);
-    }
+    // The API in this process, the worker apart, on one schema and one master key.
+    const masterKey = randomBytes(32);
+    t = await startTestApp({ masterKey, config: { allowPrivateTargets: true } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    api = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+    apiKey = t.demo.workspaces[0].apiKey;
+    const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${t.testDb.schema}`)}`;
+    server = await startCommand(['worker'], { ...env, DATABASE_URL: url, SVC_MASTER_KEY: masterKey.toString('hex') }, /health and metrics on \S+\n/);
   });
   afterAll(async () => {
     receiver?.release();
     await server?.exited;
     await receiver?.close();
     await t?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('answers on SVC_METRICS_PORT, counts the attempt in flight, and is not ready from SIGTERM on until it exits', async () => {

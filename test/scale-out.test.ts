@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cliBuilt, freePort, request, runJson, startCommand, startServer, type Server } from './helpers/cli.js';
-import { ENGINE, freshSchema } from './helpers/db.js';
+import { freshSchema } from './helpers/db.js';
 import { eventually } from './helpers/delivery.js';
 import { sample } from './helpers/metrics.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
@@ -45,7 +45,7 @@ interface Process extends Server {
  * the receivers hold its requests unanswered: nothing is lost, and the only repeats are exactly the
  * requests it had in flight.
  */
-describe.skipIf(ENGINE === 'pglite')('scale-out: two API processes and three workers on one PostgreSQL', { timeout: 120_000 }, () => {
+describe('scale-out: two API processes and three workers on one PostgreSQL', { timeout: 120_000 }, () => {
   let schema: Awaited<ReturnType<typeof freshSchema>>;
   let env: Record<string, string>;
   let apiKey: string;

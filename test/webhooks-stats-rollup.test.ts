@@ -238,18 +238,16 @@ describe('endpoint statistics rollup', () => {
     await insert(id, rows);
     clock.set(new Date(start + 2 * HOUR));
     const before = await allStats(id);
-    // On PostgreSQL a second pool on the same schema stands for a second process; PGlite has one connection.
-    const second = t.testDb.schema ? await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema, poolSize: 2 }) : null;
+    // A second pool on the same schema stands for a second process.
+    const second = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema, poolSize: 2 });
     try {
-      const other: Pick<AppContext, 'db' | 'clock' | 'config'> = { db: second ?? t.ctx.db, clock, config: t.ctx.config };
-      if (second) {
-        // While another process holds the schema's rollup lock, a run does nothing at all.
-        const holder = await second.begin!();
-        await holder.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [0x524f_4c4c]);
-        expect(await runRollup(t.ctx)).toEqual({ steps: [], rolledUntil: null, busy: true });
-        await holder.commit();
-        expect(await watermark()).toBe('2026-01-01T10:35:00.000Z');
-      }
+      const other: Pick<AppContext, 'db' | 'clock' | 'config'> = { db: second, clock, config: t.ctx.config };
+      // While another process holds the schema's rollup lock, a run does nothing at all.
+      const holder = await second.begin();
+      await holder.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [0x524f_4c4c]);
+      expect(await runRollup(t.ctx)).toEqual({ steps: [], rolledUntil: null, busy: true });
+      await holder.commit();
+      expect(await watermark()).toBe('2026-01-01T10:35:00.000Z');
       const runs = await Promise.all([runRollup(t.ctx, { stepMs: 5 * MINUTE }), runRollup(other, { stepMs: 5 * MINUTE }), runRollup(t.ctx, { stepMs: 5 * MINUTE })]);
       expectContiguous(
         runs.flatMap((r) => r.steps),
@@ -260,7 +258,7 @@ describe('endpoint statistics rollup', () => {
       // Whichever run was left out by the lock, the rest is done by the next one.
       await runRollup(other);
     } finally {
-      await second?.close();
+      await second.close();
     }
     expect(await watermark()).toBe('2026-01-01T11:55:00.000Z');
     expect(await rolled(id)).toBe(rows.length);
@@ -285,7 +283,7 @@ describe('endpoint statistics rollup', () => {
     const holding = schema ? await openPostgres({ url: POSTGRES_URL, schema, poolSize: 1 }) : null;
     try {
       if (slow && holding) {
-        const holder = await holding.begin!();
+        const holder = await holding.begin();
         await holder.query(
           `INSERT INTO webhook_endpoint_stats (endpoint_id, workspace_id, bucket_start, ok, latency_ms, n) VALUES ($1, $2, '2026-01-01T12:35:00Z', $3, $4, 1)`,
           [id, t.demo.workspaces[0].id, held.ok, held.ms],

@@ -1,6 +1,6 @@
 import { ConfigError } from '../config.js';
 import { DatabaseUnavailableError } from '../db/db.js';
-import { DataDirInUseError } from '../db/lock.js';
+import { DataDirInUseError } from '../db/embedded/lock.js';
 import { CliError, UsageError } from './args.js';
 
 /** How a command failed, as one line for a person, and its exit status. */
@@ -48,6 +48,8 @@ const UNREACHABLE: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
   ECONNRESET: 'connection reset',
   ETIMEDOUT: 'no answer in time',
+  CONNECT_TIMEOUT: 'no answer in time',
+  CONNECTION_CLOSED: 'the server closed the connection',
   ENOTFOUND: 'host not found',
   EAI_AGAIN: 'host name lookup failed',
   EHOSTUNREACH: 'host unreachable',
@@ -87,7 +89,7 @@ export function describeFailure(error: unknown, env: NodeJS.ProcessEnv = process
   if (error instanceof UsageError || error instanceof ConfigError) return { message: error.message, code: 2 };
   if (error instanceof CliError || error instanceof DataDirInUseError) return { message: error.message, code: 1 };
   // The driver's own error says why the database did not answer.
-  if (error instanceof DatabaseUnavailableError) return describeFailure(error.original, env);
+  if (error instanceof DatabaseUnavailableError) return error.original ? describeFailure(error.original, env) : { message: error.message, code: 1 };
   const e = (error ?? {}) as ErrorLike;
   const listen = listenFailure(e);
   if (listen) return { message: listen, code: 1 };
@@ -105,12 +107,6 @@ export function describeFailure(error: unknown, env: NodeJS.ProcessEnv = process
   }
   if (env.DATABASE_URL && e.code && e.code in UNREACHABLE) {
     return { message: `cannot use the database at ${databaseAddress(env)}: ${UNREACHABLE[e.code]}; check DATABASE_URL and that PostgreSQL is running`, code: 1 };
-  }
-  if (error instanceof WebAssembly.RuntimeError || /^Aborted\(/.test(e.message ?? '')) {
-    return {
-      message: `the embedded database in ${env.SVC_DATA_DIR || './data'} could not be opened: another program may be using it, or its files are damaged`,
-      code: 1,
-    };
   }
   const first = (e.message || String(error)).split('\n')[0];
   return { message: first, code: 1 };

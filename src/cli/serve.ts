@@ -22,7 +22,7 @@ import { demoSummary, tryLine } from './demo-text.js';
  * (mode 0600, like the master key) so every later `npm start` can print them again.
  */
 export async function serve(config: Config, options: { demo: boolean }): Promise<void> {
-  const ctx = await openContext(config);
+  const ctx = await openContext(config, { owner: true });
   const app = await buildApp(ctx, {
     logger: loggerOptions(config.logLevel),
   });

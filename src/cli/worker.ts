@@ -6,10 +6,9 @@ import { boundPort, startOpsServer } from '../ops/server.js';
 import { openContext } from '../runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
 import { startWorkers } from '../webhooks/engine/worker.js';
-import { UsageError } from './args.js';
 import { exitAfter } from './serve.js';
 
-export const WORKER_HELP = `svc worker [--embedded]
+export const WORKER_HELP = `svc worker
   Runs webhook delivery workers only, without the HTTP API: SVC_WORKERS loops (at least one) of
   SVC_WORKER_CONCURRENCY attempts each. Start any number of them, on any machines, against one
   PostgreSQL (DATABASE_URL); they share the work and take over rows of a worker that died after
@@ -17,17 +16,11 @@ export const WORKER_HELP = `svc worker [--embedded]
   Retention (SVC_RETENTION), the clean-up of expired idempotency keys, bulk webhook recoveries and
   the endpoint statistics rollup run here too. SIGINT or SIGTERM stops claiming and lets attempts
   in flight finish.
-  Without DATABASE_URL it refuses to start: the embedded database in SVC_DATA_DIR belongs to the
-  one process that opened it (svc serve delivers from it itself). --embedded runs on it anyway,
-  when no server uses that folder.`;
+  Without DATABASE_URL it uses the embedded server of SVC_DATA_DIR: the one a running svc serve
+  started, or else one of its own for as long as it runs.`;
 
 /** `svc worker`: delivery without the API, for scaling deliveries apart from requests. */
-export async function runWorker(config: Config, options: { embedded: boolean }): Promise<void> {
-  if (!config.databaseUrl && !options.embedded) {
-    throw new UsageError(
-      `svc worker needs DATABASE_URL (PostgreSQL): the embedded database in ${config.dataDir} is delivered by the svc serve that opens it; pass --embedded to use it anyway`,
-    );
-  }
+export async function runWorker(config: Config): Promise<void> {
   const ctx = await openContext(config);
   const count = Math.max(1, config.workers);
   const report = (error: unknown, during: string) => console.error(`svc worker: ${during} failed: ${(error as Error)?.message ?? String(error)}`);

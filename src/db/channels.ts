@@ -7,7 +7,7 @@ import type { Db } from './db.js';
  * works in, current_schema() (the first schema of the search path that exists: where the tables
  * are), computed by the server in the very statement that notifies and once by each listener:
  *
- * - `public`, and PGlite's one schema: the plain name (`webhook_deliveries`), as before channels
+ * - `public`: the plain name (`webhook_deliveries`), as before channels
  *   were per schema, so that older processes of an installation in `public` and newer ones still
  *   hear each other during an upgrade;
  * - a schema of lower-case letters, digits and `_` whose name fits: `<name>:<schema>`

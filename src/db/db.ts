@@ -1,4 +1,4 @@
-/** What every store needs from the database; PostgreSQL and PGlite both implement it. */
+/** What every store needs from the database (postgres.ts implements it). */
 export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
@@ -29,7 +29,6 @@ export interface ScopedTransaction extends Queryable {
 }
 
 export interface Db extends Queryable {
-  readonly engine: 'postgres' | 'pglite';
   /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. With
    * `unbounded`, its statements have no time-out (migrations). Inside an open scope (openScope) it
@@ -38,8 +37,7 @@ export interface Db extends Queryable {
   tx<T>(fn: (q: Queryable) => Promise<T>, options?: { unbounded?: boolean }): Promise<T>;
   /**
    * Opens a transaction that every query and tx of this Db made inside its run() joins, so a
-   * request's whole change commits or rolls back as one (idempotency keys: src/idempotency/). On
-   * PGlite it holds the one connection until it ends: everything else waits for it.
+   * request's whole change commits or rolls back as one (idempotency keys: src/idempotency/).
    */
   openScope(): Promise<ScopedTransaction>;
   /**
@@ -51,15 +49,14 @@ export interface Db extends Queryable {
   inScope(): boolean;
   /**
    * Opens a transaction that stays open while the caller does other work (delivery workers hold row
-   * locks this way, engine/held-claim.ts). PostgreSQL only: PGlite has one connection, which an
-   * open transaction would take from everything else. `settings` apply to this transaction only
-   * (SET LOCAL), sent with its BEGIN.
+   * locks this way, engine/held-claim.ts). `settings` apply to this transaction only (SET LOCAL),
+   * sent with its BEGIN.
    */
-  begin?(settings?: Record<string, string>): Promise<OpenTransaction>;
+  begin(settings?: Record<string, string>): Promise<OpenTransaction>;
   /** Calls `onNotify` for every NOTIFY on `channel`; resolves to an unsubscribe function. */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
-  /** The pool's connections now (PostgreSQL; PGlite has one connection and no pool). */
-  poolStats?(): PoolStats;
+  /** The write connections now (the pool a burst can run out of). */
+  poolStats(): PoolStats;
   close(): Promise<void>;
 }
 

@@ -1,28 +1,33 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Db } from './db.js';
-import { lockDataDir } from './lock.js';
-import { openPglite } from './pglite.js';
+import { folderServer } from './embedded/folder.js';
 import { openPostgres } from './postgres.js';
 
-/** PostgreSQL connections of a process for its queries and short transactions. */
+/** Connections of a process for its writes and short transactions. */
 const API_CONNECTIONS = 10;
 
+export interface OpenOptions {
+  /** `svc serve`: the embedded data folder is this process's, and a second one is refused. */
+  owner?: boolean;
+  /** Connections beyond the API's that delivery workers may keep in open transactions. */
+  heldConnections?: number;
+  /** Where the embedded server's few lines go (reused, run as another user, ...). */
+  log?: (line: string) => void;
+}
+
 /**
- * `DATABASE_URL` selects PostgreSQL; otherwise PGlite in `<SVC_DATA_DIR>/pglite`, locked to this
- * process until it closes (a second process gets one line saying so, see lock.ts, rather than a
- * WASM abort). `heldConnections` are PostgreSQL connections beyond the API's that delivery workers
- * may keep in open transactions.
+ * PostgreSQL at `DATABASE_URL`, or else the embedded server of `SVC_DATA_DIR`
+ * (embedded/folder.ts), which closing the database stops when this process runs it.
  */
 export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbConnectTimeoutMs' | 'dbStatementTimeoutMs' | 'dbQueryTimeoutMs' | 'dbKeepAliveMs' | 'dbReadConnections'>,
-  heldConnections = 0,
+  options: OpenOptions = {},
 ): Promise<Db> {
-  if (config.databaseUrl) {
-    return openPostgres({
-      url: config.databaseUrl,
-      poolSize: API_CONNECTIONS + heldConnections,
+  const server = config.databaseUrl ? null : await folderServer(config.dataDir, { owner: options.owner === true, log: options.log ?? ((line) => console.error(line)) });
+  try {
+    const db = await openPostgres({
+      url: config.databaseUrl ?? server!.url,
+      poolSize: API_CONNECTIONS + (options.heldConnections ?? 0),
       readConnections: config.dbReadConnections,
       timeouts: {
         connectMs: config.dbConnectTimeoutMs,
@@ -31,23 +36,19 @@ export async function openDatabase(
         keepAliveMs: config.dbKeepAliveMs,
       },
     });
-  }
-  mkdirSync(config.dataDir, { recursive: true });
-  const release = lockDataDir(config.dataDir);
-  try {
-    const db = await openPglite(join(config.dataDir, 'pglite'));
+    if (!server) return db;
     return {
       ...db,
       close: async () => {
         try {
           await db.close();
         } finally {
-          release();
+          await server.stop();
         }
       },
     };
   } catch (error) {
-    release();
+    await server?.stop();
     throw error;
   }
 }

@@ -23,8 +23,8 @@ const LOCK_KEY = 0x5354_4154; // 'STAT'
  * An ANALYZE invalidates the cached plans that use the table, so the next run is planned on the
  * table's real size and takes its index.
  *
- * PostgreSQL's autovacuum analyses too, but only after its naptime (a minute) and 10% growth;
- * embedded PGlite has no autovacuum at all. This check is cheap: one read of pg_stat_user_tables,
+ * PostgreSQL's autovacuum analyses too, but only after its naptime (a minute) and 10% growth.
+ * This check is cheap: one read of pg_stat_user_tables,
  * and an ANALYZE (a sample of at most 30,000 rows per table) only for tables that grew by a fifth.
  *
  * Returns the tables analysed.

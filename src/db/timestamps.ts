@@ -1,6 +1,15 @@
-import pg from 'pg';
+const SHAPE = /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?$/;
 
-const fallback = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
+/** Any other timestamptz text PostgreSQL sends: another zone's offset (to the second, as old dates have), a year before 100. */
+function fallback(text: string): Date {
+  const m = SHAPE.exec(text);
+  if (!m) return new Date(NaN);
+  const [, year, month, day, hours, minutes, seconds, fraction = '0', sign, oh, om = '0', os = '0'] = m;
+  const at = new Date(Date.UTC(2000, Number(month) - 1, Number(day), Number(hours), Number(minutes), Number(seconds), Number(fraction.padEnd(3, '0').slice(0, 3))));
+  at.setUTCFullYear(Number(year));
+  const offsetSeconds = (Number(oh) * 3600 + Number(om) * 60 + Number(os)) * (sign === '+' ? 1 : -1);
+  return new Date(at.getTime() - offsetSeconds * 1000);
+}
 
 const digits = (text: string, from: number, to: number): number => {
   let n = 0;
@@ -17,7 +26,7 @@ const digits = (text: string, from: number, to: number): number => {
  * `YYYY-MM-DD HH:MM:SS[.ffffff]+00`; that shape is read by position, which is several times
  * cheaper than the general parser's regular expressions (a page of 20 products holds 40 timestamps,
  * and their parsing was the largest part of a list's own cost). Anything else (another time zone,
- * infinity, BC, years before 100 or past 9999) goes to the general parser.
+ * years before 100 or past 9999) goes to the general parser.
  */
 export function parseTimestamptz(text: string): Date {
   const n = text.length;

@@ -19,16 +19,10 @@ interface Run {
  * all of them. So every answer comes from a query that began after its request arrived, and sees
  * every write committed before it (read-your-writes across processes holds unchanged). Under load,
  * N identical requests cost about two queries instead of N; alone, a request runs at once.
- *
- * With `deferStart` (the embedded database, whose queries run on this very thread and end before
- * the next request is even read), a computation starts one turn of the event loop after its first
- * request, so the requests read in the same turn share it.
  */
 export class ReadCoalescer {
   /** Not a Map: a key comes and goes with nearly every request (lib/churn.ts). */
   private readonly runs = new StringMap<Run>();
-
-  constructor(private readonly deferStart = false) {}
 
   run<T>(key: string, compute: () => Promise<T>): Promise<T> {
     let run = this.runs.get(key);
@@ -36,7 +30,7 @@ export class ReadCoalescer {
       run = { running: false, next: null };
       this.runs.set(key, run);
     }
-    if (!run.running && !run.next && !this.deferStart) return this.execute(key, run, compute);
+    if (!run.running && !run.next) return this.execute(key, run, compute);
     if (!run.next) {
       const waiting = run;
       let start!: () => void;

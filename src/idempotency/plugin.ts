@@ -114,7 +114,7 @@ type SendHook = (request: FastifyRequest, reply: FastifyReply, payload: unknown,
 const isPost = (route: RouteOptions) => [route.method].flat().some((m) => m.toUpperCase() === 'POST');
 
 export function registerIdempotency(app: FastifyInstance, ctx: AppContext): void {
-  /** Keys running in this process: a second request with one is refused at once (PGlite would queue it behind the first). */
+  /** Keys running in this process: a second request with one is refused at once, not after waiting for the first's row lock. */
   const running = new Set<string>();
   app.decorateRequest('idempotency', null);
 

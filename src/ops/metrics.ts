@@ -114,11 +114,9 @@ export class Metrics implements EngineMetrics {
       help: 'How long the oldest due delivery has been waiting for its attempt (0 when none is due): the delivery lag.',
       registers,
     });
-    // The embedded engine has one connection and no pool: these are PostgreSQL's only.
-    const poolRegisters = db.poolStats ? registers : [];
-    this.pool = new Gauge({ name: 'svc_db_pool_connections', help: 'Database connections of this process, by state (idle, busy).', labelNames: ['state'], registers: poolRegisters });
-    this.poolWaiting = new Gauge({ name: 'svc_db_pool_waiting_requests', help: 'Queries waiting for a free database connection.', registers: poolRegisters });
-    this.poolMax = new Gauge({ name: 'svc_db_pool_max_connections', help: 'Largest number of database connections of this process.', registers: poolRegisters });
+    this.pool = new Gauge({ name: 'svc_db_pool_connections', help: 'Database connections of this process, by state (idle, busy).', labelNames: ['state'], registers });
+    this.poolWaiting = new Gauge({ name: 'svc_db_pool_waiting_requests', help: 'Queries waiting for a free database connection.', registers });
+    this.poolMax = new Gauge({ name: 'svc_db_pool_max_connections', help: 'Largest number of database connections of this process.', registers });
     const child = (outcome: AttemptOutcome) => ({ count: this.attempts.labels(outcome), seconds: this.attemptSeconds.labels(outcome) });
     this.byOutcome = { success: child('success'), http_error: child('http_error'), timeout: child('timeout'), network_error: child('network_error') };
     for (const outcome of Object.values(this.byOutcome)) outcome.count.inc(0);
@@ -169,13 +167,11 @@ export class Metrics implements EngineMetrics {
 
   /** Values read at scrape time: the database pool and the due deliveries. */
   private async refresh(): Promise<void> {
-    const stats = this.db.poolStats?.();
-    if (stats) {
-      this.pool.set({ state: 'idle' }, stats.idle);
-      this.pool.set({ state: 'busy' }, stats.total - stats.idle);
-      this.poolWaiting.set(stats.waiting);
-      this.poolMax.set(stats.max);
-    }
+    const stats = this.db.poolStats();
+    this.pool.set({ state: 'idle' }, stats.idle);
+    this.pool.set({ state: 'busy' }, stats.total - stats.idle);
+    this.poolWaiting.set(stats.waiting);
+    this.poolMax.set(stats.max);
     try {
       const { due, oldest } = await withDeadline(dueDeliveries(this.db, this.clock.now()), SCRAPE_QUERY_TIMEOUT_MS, 'the database');
       this.due.set(due);

@@ -31,7 +31,6 @@ export class EventWakeups {
   committed(workspaceIds: string[]): void {
     if (workspaceIds.length === 0) return;
     for (const listener of this.local) listener(workspaceIds);
-    if (this.db.engine !== 'postgres') return;
     for (const id of workspaceIds) this.waiting.add(id);
     if (!this.sending) {
       this.sending = true;

@@ -71,7 +71,7 @@ describe('delivery attempts log', () => {
     await t?.close();
   });
 
-  // Both ways a worker takes rows write outcomes with the same statement; PGlite has only leases.
+  // Both ways a worker takes rows write outcomes with the same statement.
   for (const claims of ['held', 'lease'] as const) {
     it(`keeps the three attempts of a delivery that failed twice and then succeeded (${claims} claims)`, async () => {
       const { id: endpointId, secret } = await addEndpoint(t, `${receiver.url}/${claims}`);

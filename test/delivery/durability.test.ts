@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creationRow, insertCreationsIn } from '../../src/products/create-batch.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { ENGINE } from '../helpers/db.js';
 import { addEndpoint, closeAppAndReceiver, createProduct, eventually, openAppAndReceiver, testWorker, verifyBySpec } from '../helpers/delivery.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { killAll, spawnWorker } from '../helpers/worker-process.js';
@@ -40,8 +39,7 @@ describe('transactional outbox', () => {
   });
 });
 
-// Worker processes need a database server they can share; PGlite runs inside one process.
-describe.skipIf(ENGINE === 'pglite')('worker processes killed mid-delivery (PostgreSQL)', () => {
+describe('worker processes killed mid-delivery', () => {
   const masterKey = randomBytes(32);
   const children: ChildProcess[] = [];
   let t: TestApp;

@@ -7,14 +7,13 @@ import type { Job } from '../../src/webhooks/engine/job.js';
 import { recordOutcomes, writeHeldOutcomes } from '../../src/webhooks/engine/outcome.js';
 import { DeliveryWorker, createSender } from '../../src/webhooks/engine/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { ENGINE } from '../helpers/db.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour } from '../helpers/receiver.js';
 
 /** The backend process of every transaction the app's database opens from now on (held claims). */
 function backendsOfOpenTransactions(t: TestApp): number[] {
   const pids: number[] = [];
-  const begin = t.ctx.db.begin!.bind(t.ctx.db);
+  const begin = t.ctx.db.begin.bind(t.ctx.db);
   t.ctx.db.begin = async (settings) => {
     const tx = await begin(settings);
     const [{ pid }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
@@ -24,8 +23,7 @@ function backendsOfOpenTransactions(t: TestApp): number[] {
   return pids;
 }
 
-// An open transaction needs a connection of its own; on PGlite, with one connection, workers claim by lease.
-describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', () => {
+describe('claims held by row locks', () => {
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const fn of cleanup.splice(0).reverse()) await fn();
@@ -50,7 +48,7 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
   async function openClaim(t: TestApp, unstarted: () => Job[] = () => []) {
     const ended: { after: Outcome[]; freed: number }[] = [];
     const claim = new HeldClaim(
-      await t.ctx.db.begin!(HeldClaim.SETTINGS),
+      await t.ctx.db.begin(HeldClaim.SETTINGS),
       { db: t.ctx.db, clock: t.clock, leaseMs: t.ctx.config.leaseMs },
       {
         unstarted,
@@ -110,7 +108,7 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
       [c, d, first, next, endpointId],
     );
     const claimAfter = async (after: { due: Date; id: string } | null) => {
-      const tx = await t.ctx.db.begin!(HeldClaim.SETTINGS);
+      const tx = await t.ctx.db.begin(HeldClaim.SETTINGS);
       try {
         return (await claimLocked(tx, { finish() {}, drop() {} }, t.clock.now(), 10, after)).map((j) => [j.id, j.mark.getTime()]);
       } finally {
@@ -124,7 +122,7 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
     expect(await claimAfter({ due: next, id: a })).toEqual([[b, next.getTime()]]);
     expect(await claimAfter({ due: next, id: b })).toEqual([]);
     // The head, in order: the first rows due, then the id.
-    const tx = await t.ctx.db.begin!(HeldClaim.SETTINGS);
+    const tx = await t.ctx.db.begin(HeldClaim.SETTINGS);
     expect((await claimLocked(tx, { finish() {}, drop() {} }, t.clock.now(), 3)).map((j) => j.id).sort()).toEqual([a, c, d]);
     await tx.rollback();
   });
@@ -159,7 +157,7 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
     cleanup.push(() => sender.close());
     const errors: unknown[] = [];
     const ended: { after: Outcome[]; freed: number }[] = [];
-    const tx = await t.ctx.db.begin!(HeldClaim.SETTINGS);
+    const tx = await t.ctx.db.begin(HeldClaim.SETTINGS);
     const claim = new HeldClaim(tx, { db: t.ctx.db, clock: t.clock, leaseMs: t.ctx.config.leaseMs }, {
       unstarted: () => [],
       ended: (_c, after, freed) => ended.push({ after, freed }),
@@ -202,7 +200,7 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
     for (let i = 0; i < 24; i++) await createProduct(t, `Hat ${i}`);
     const claims: number[] = [];
     const claimed = new Set<string>();
-    const begin = t.ctx.db.begin!.bind(t.ctx.db);
+    const begin = t.ctx.db.begin.bind(t.ctx.db);
     t.ctx.db.begin = async (settings) => {
       const tx = await begin(settings);
       const query = tx.query.bind(tx);
@@ -236,7 +234,7 @@ describe.skipIf(ENGINE === 'pglite')('claims held by row locks (PostgreSQL)', ()
     for (let i = 0; i < 3; i++) await createProduct(t, `Hat ${i}`);
     const sender = createSender(t.ctx);
     cleanup.push(() => sender.close());
-    const tx = await t.ctx.db.begin!(HeldClaim.SETTINGS);
+    const tx = await t.ctx.db.begin(HeldClaim.SETTINGS);
     const rows = await claimLocked(tx, { finish() {}, drop() {} }, t.clock.now(), 10);
     expect(new Set(rows.map((r) => r.endpointId))).toEqual(new Set([endpointId, otherId]));
     // Another worker records failures for one endpoint after the claim read a count of 0.

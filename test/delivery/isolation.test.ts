@@ -5,7 +5,7 @@ import { createContext } from '../../src/runtime.js';
 import { INITIAL_SHARE } from '../../src/webhooks/engine/lanes.js';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
 import { startTestApp, testConfig, type TestApp } from '../helpers/app.js';
-import { ENGINE, POSTGRES_URL } from '../helpers/db.js';
+import { POSTGRES_URL } from '../helpers/db.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually } from '../helpers/delivery.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
@@ -78,9 +78,9 @@ describe('isolation between endpoints', () => {
   }
 
   // Worker processes need a database server they can share.
-  it.skipIf(ENGINE === 'pglite')('isolates in every worker process: two processes on one PostgreSQL both keep the hanging endpoint to its share (PostgreSQL)', async () => {
+  it('isolates in every worker process: two processes on one PostgreSQL both keep the hanging endpoint to its share', async () => {
     const { t, healthy, silent, healthyId, hangingIds } = await setup(2);
-    const db = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema!, poolSize: 12 });
+    const db = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema, poolSize: 12 });
     const other = createContext(testConfig({ allowPrivateTargets: true }), db, masterKey);
     cleanup.push(async () => {
       await other.rateLimits.close();

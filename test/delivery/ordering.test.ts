@@ -38,8 +38,8 @@ describe('ordering by subject', () => {
     await t?.close();
   });
 
-  /** How rows are taken: under row locks on PostgreSQL (and by lease there too), by lease on PGlite. */
-  const claimModes = () => (t.ctx.db.begin ? (['held', 'lease'] as const) : (['lease'] as const));
+  /** How rows are taken: under row locks, or by lease. */
+  const claimModes = () => ['held', 'lease'] as const;
   const worker = (claims: 'held' | 'lease') =>
     new DeliveryWorker(t.ctx, {
       claims,

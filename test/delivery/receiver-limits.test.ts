@@ -6,7 +6,7 @@ import { createContext } from '../../src/runtime.js';
 import { afterFailure, retryAfterMs } from '../../src/webhooks/engine/schedule.js';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
 import { startTestApp, testConfig, type TestApp } from '../helpers/app.js';
-import { ENGINE, POSTGRES_URL } from '../helpers/db.js';
+import { POSTGRES_URL } from '../helpers/db.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour, type Receiver } from '../helpers/receiver.js';
 
@@ -153,9 +153,9 @@ describe('an endpoint\'s rateLimit', () => {
     expect((await deliveriesOf(t, endpointId)).every((r) => r.attempt === 1)).toBe(true);
   });
 
-  it.skipIf(ENGINE === 'pglite')('holds across two worker processes on one PostgreSQL (PostgreSQL)', async () => {
+  it('holds across two worker processes on one PostgreSQL', async () => {
     const { t, arrivals, endpointId } = await setup();
-    const db = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema!, poolSize: 12 });
+    const db = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema, poolSize: 12 });
     const other = createContext(testConfig({ allowPrivateTargets: true }), db, masterKey);
     cleanup.push(async () => {
       await other.rateLimits.close();

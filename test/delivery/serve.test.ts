@@ -1,18 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { CLI, cliBuilt, freePort, request, startServer, type Server } from '../helpers/cli.js';
-import { ENGINE, POSTGRES_URL } from '../helpers/db.js';
+import { CLI, cliBuilt, freePort, request, startServer, tempDataDir, type Server } from '../helpers/cli.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 /**
  * `svc serve` runs the delivery workers beside the API by default: a product created over HTTP
- * reaches a receiver with nothing else running. On PGlite the built-in database of a fresh data
- * folder; on PostgreSQL this file's schema.
+ * reaches a receiver with nothing else running, on the embedded database of a fresh data folder.
  */
 describe('svc serve delivers webhooks', () => {
   let server: Server;
@@ -20,7 +15,6 @@ describe('svc serve delivers webhooks', () => {
   let base: string;
   let apiKey: string;
   let dataDir: string | null = null;
-  let t: TestApp | null = null;
 
   beforeAll(async () => {
     if (!cliBuilt()) throw new Error(`${CLI} is missing: build first with npx tsc -p .`);
@@ -28,22 +22,13 @@ describe('svc serve delivers webhooks', () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     const env: Record<string, string> = { PORT: String(port), LOG_LEVEL: 'warn', SVC_ALLOW_PRIVATE_TARGETS: '1', SVC_RATE_LIMIT_API_KEY: '100000' };
-    if (ENGINE === 'pglite') {
-      dataDir = mkdtempSync(join(tmpdir(), 'svc-serve-'));
-      server = await startServer(['--demo'], { ...env, SVC_DATA_DIR: dataDir });
-      apiKey = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')).workspaces[0].apiKey;
-    } else {
-      const masterKey = randomBytes(32);
-      t = await startTestApp({ masterKey });
-      apiKey = t.demo.workspaces[0].apiKey;
-      const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${t.testDb.schema}`)}`;
-      server = await startServer([], { ...env, DATABASE_URL: url, SVC_MASTER_KEY: masterKey.toString('hex') });
-    }
+    dataDir = tempDataDir('svc-serve-');
+    server = await startServer(['--demo'], { ...env, SVC_DATA_DIR: dataDir });
+    apiKey = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')).workspaces[0].apiKey;
   });
   afterAll(async () => {
     await server?.stop();
     await receiver?.close();
-    await t?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -5,7 +5,7 @@ import { createContext } from '../../src/runtime.js';
 import { newId } from '../../src/lib/ids.js';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
 import { testConfig, type TestApp } from '../helpers/app.js';
-import { ENGINE, POSTGRES_URL } from '../helpers/db.js';
+import { POSTGRES_URL } from '../helpers/db.js';
 import { addEndpoint, closeAppAndReceiver, createProduct, eventually, openAppAndReceiver } from '../helpers/delivery.js';
 import type { Receiver } from '../helpers/receiver.js';
 
@@ -32,8 +32,8 @@ describe('waking workers after a product write', () => {
   });
 
   // Another process is another connection: only NOTIFY through the server can reach it.
-  it.skipIf(ENGINE === 'pglite')('wakes a worker of another process through NOTIFY (PostgreSQL)', async () => {
-    const db = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema!, poolSize: 2 });
+  it('wakes a worker of another process through NOTIFY', async () => {
+    const db = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema, poolSize: 2 });
     const other = createContext(testConfig(NO_POLL), db, masterKey);
     const worker = new DeliveryWorker(other);
     await worker.start();

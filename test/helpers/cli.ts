@@ -1,11 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The built command-line tool: `npm test` compiles before running the suite. */
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 export const cliBuilt = () => existsSync(CLI);
+
+/** A new data folder (SVC_DATA_DIR), which the user a root process runs PostgreSQL as can reach. */
+export function tempDataDir(prefix = 'svc-data-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  return dir;
+}
 
 /** The environment of a fresh shell: none of the service's own settings leak in from ours. */
 function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
@@ -48,6 +57,8 @@ export interface Server {
   exited: Promise<number | null>;
   /** Everything the process printed on stdout so far. */
   output(): string;
+  /** Everything the process printed on stderr so far. */
+  errors(): string;
   /** Sends SIGTERM and resolves to the exit code. */
   stop(): Promise<number | null>;
 }
@@ -67,6 +78,7 @@ export function startCommand(args: string[], env: Record<string, string>, ready:
     pid: child.pid!,
     exited,
     output: () => stdout,
+    errors: () => stderr,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;

@@ -5,14 +5,13 @@ import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { createSignInCode } from '../../src/dashboard/store.js';
 import { userOf } from './app.js';
-import { ENGINE } from './db.js';
 import type { LiveApp } from './live.js';
 
 /** axe-core's browser build, evaluated in the page through DevTools (which the page's CSP does not govern). */
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-/** Screenshots of the dashboard go here (git ignores test-artifacts/), one folder per engine. */
-export const ARTIFACTS = join('test-artifacts', 'dashboard', ENGINE);
+/** Screenshots of the dashboard go here (git ignores test-artifacts/). */
+export const ARTIFACTS = join('test-artifacts', 'dashboard');
 
 export interface AxeViolation {
   id: string;

@@ -10,7 +10,7 @@ const WRITE_BATCH = 500;
 const RETRY_MS = [250, 500, 1000, 2000, 5000];
 
 export interface RecorderOptions {
-  /** Batches written at once: two on PostgreSQL (they touch different rows), one on PGlite. */
+  /** Batches written at once (they touch different rows). */
   writers: number;
   /** How long a failed batch is tried again; past it, its rows come due again by themselves. */
   retryForMs: number;
@@ -73,7 +73,7 @@ export class OutcomeRecorder {
 
   /**
    * Starts on the next turn of the event loop, so every response that arrived in this one joins the
-   * batch (on PGlite, a query runs on this thread and nothing else arrives meanwhile).
+   * batch.
    */
   private schedule(): void {
     if (this.scheduled) return;

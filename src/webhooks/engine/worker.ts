@@ -23,8 +23,8 @@ export interface DeliveryWorkerOptions {
   /** Called when what failed works again, with how many failures the streak had. */
   onRecover?: (during: string, failures: number) => void;
   /**
-   * How rows are taken: under row locks of an open transaction (`held`, held-claim.ts; the default
-   * on PostgreSQL), or by writing a lease on them (`lease`, claim.ts; the only way on PGlite).
+   * How rows are taken: under row locks of an open transaction (`held`, held-claim.ts; the
+   * default), or by writing a lease on them (`lease`, claim.ts).
    */
   claims?: 'held' | 'lease';
 }
@@ -93,7 +93,7 @@ export class DeliveryWorker implements LocalWorker {
     this.sender = options.sender ?? createSender(ctx);
     this.ownsSender = options.sender === undefined;
     this.concurrency = options.concurrency ?? ctx.config.workerConcurrency;
-    this.holdsClaims = ctx.db.begin !== undefined && (options.claims ?? 'held') === 'held';
+    this.holdsClaims = (options.claims ?? 'held') === 'held';
     this.faults = new Faults(options.onError ?? (() => {}), options.onRecover ?? (() => {}));
     this.attemptDeps = { clock: ctx.clock, secrets: ctx.secrets, sender: this.sender, config: ctx.config, metrics: ctx.metrics };
     this.sendTimes = new SendTimes(ctx.db);
@@ -111,7 +111,7 @@ export class DeliveryWorker implements LocalWorker {
       },
     );
     this.recorder = new OutcomeRecorder(ctx, {
-      writers: ctx.db.engine === 'pglite' ? 1 : 2,
+      writers: 2,
       retryForMs: ctx.config.leaseMs,
       onError: (error, during) => this.faults.failed(error, during),
       written: (due) => {
@@ -239,7 +239,7 @@ export class DeliveryWorker implements LocalWorker {
             this.wakeups.at(await nextDue(this.ctx.db, now));
             break;
           }
-          // More may be due. On PGlite the database shares this thread: let requests and I/O run.
+          // More may be due: let requests and I/O run first.
           await yieldToEventLoop();
         }
       } catch (error) {
@@ -251,7 +251,7 @@ export class DeliveryWorker implements LocalWorker {
 
   /** Takes up to `limit` due rows, under row locks or by lease. */
   private async claim(limit: number, now = this.ctx.clock.now()): Promise<Job[]> {
-    if (!this.holdsClaims || !this.ctx.db.begin) return claimByLease(this.ctx.db, now, this.ctx.config.leaseMs, limit);
+    if (!this.holdsClaims) return claimByLease(this.ctx.db, now, this.ctx.config.leaseMs, limit);
     const claim = new HeldClaim(await this.ctx.db.begin(HeldClaim.SETTINGS), { db: this.ctx.db, clock: this.ctx.clock, leaseMs: this.ctx.config.leaseMs }, {
       unstarted: (ending) => this.dispatch.takeBack((job) => job.held === ending),
       ended: (ended, after, freed, nextDue) => {

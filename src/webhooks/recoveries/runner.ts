@@ -8,7 +8,7 @@ import { claimRecovery, releaseRecovery, runBatch } from './store.js';
 export const RECOVERY_BATCH = 500;
 /** A runner holds a recovery this long past each batch; a dead process's recovery is taken up after it. */
 export const RECOVERY_LEASE_MS = 60_000;
-/** Pause between two batches, so that requests (one connection on PGlite) get their turn. */
+/** Pause between two batches, so that a recovery does not keep a connection from requests. */
 export const RECOVERY_PAUSE_MS = 10;
 /** How often a started runner looks for recoveries left running by a stopped or dead process. */
 export const RECOVERY_POLL_MS = 30_000;

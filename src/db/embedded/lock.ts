@@ -1,23 +1,23 @@
 import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** A second process on the embedded data folder: PGlite has one writer and no lock of its own. */
+/**
+ * The data folder is another process's: the svc process that runs its PostgreSQL server (see
+ * server.ts). Other commands connect to that server; a second `svc serve` is refused with this.
+ */
 export class DataDirInUseError extends Error {
   constructor(
     readonly dataDir: string,
     readonly pid: number,
   ) {
-    super(
-      `the embedded database in ${dataDir} is in use by another process (pid ${pid}); stop it first, ` +
-        'or set DATABASE_URL to use PostgreSQL, which any number of processes can share',
-    );
+    super(`${dataDir} is in use by svc (pid ${pid}), which runs its database: stop that process first, or set SVC_DATA_DIR to another folder`);
   }
 }
 
 export const LOCK_FILE = 'svc.lock';
 
 /** Whether a process with this pid is running (a process of another user counts: EPERM). */
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,0 +1,48 @@
+import { DatabaseUnavailableError } from './db.js';
+
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+/**
+ * SQLSTATEs that mean the database did not answer rather than refused a statement: connection
+ * failures (class 08 but 08P01, a protocol violation), the server shutting down or starting
+ * (57P01-57P03), too many connections (53300) and a statement cancelled by its time-out (57014).
+ */
+function unavailableState(code: string): boolean {
+  return (code.startsWith('08') && code !== '08P01') || /^57P0[123]$/.test(code) || code === '53300' || code === '57014';
+}
+
+/**
+ * The driver's error as the service's: DatabaseUnavailableError when the database did not answer
+ * (the codes above, and the client's own network errors, which carry no SQLSTATE: ECONNREFUSED,
+ * CONNECTION_CLOSED, CONNECT_TIMEOUT, ...); any other error as it is, with node's
+ * usual field names (`constraint`, `table`, ...), which callers read.
+ */
+export function driverError(error: unknown): unknown {
+  const e = error as Record<string, unknown> | null;
+  if (!e || typeof e !== 'object') return error;
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (SQLSTATE.test(code)) {
+    if (unavailableState(code)) return new DatabaseUnavailableError(String(e.message ?? code), error);
+    e.constraint ??= e.constraint_name;
+    e.table ??= e.table_name;
+    e.column ??= e.column_name;
+    return error;
+  }
+  if (/^(E[A-Z]+|CONNECT\w*)$/.test(code)) {
+    return new DatabaseUnavailableError(code || String(e.message), error);
+  }
+  return error;
+}
+
+/** An error the server answered with (a SQLSTATE) on a connection that still works. */
+export function refusedByServer(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' && SQLSTATE.test(code) && !unavailableState(code);
+}
+
+/** The connection itself failed (lost, reset, or silent past the time-out), as opposed to a statement the server refused. */
+export function connectionLost(error: unknown): boolean {
+  if (!(error instanceof DatabaseUnavailableError)) return false;
+  const code = (error.original as { code?: unknown } | null)?.code;
+  return typeof code !== 'string' || !SQLSTATE.test(code) || (code.startsWith('08') && code !== '08P01');
+}

@@ -1,0 +1,181 @@
+import postgres from 'postgres';
+import { DatabaseUnavailableError } from './db.js';
+import { connectionLost, driverError } from './errors.js';
+import { driverTypes } from './types.js';
+
+export interface PoolOptions {
+  /** The server's URL, without `options` (they are `settings`). */
+  url: string;
+  /** Settings sent when a connection starts (PostgreSQL's `options` startup parameter). */
+  settings: string;
+  max: number;
+  /**
+   * Statements a connection carries at once: many for reads, which then share its round trips
+   * (pipelining); one for writes (postgres.js counts from the second: 1), so that a write waiting
+   * for a row lock holds up at most one other, and only when every connection is busy.
+   */
+  pipeline: number;
+  connectMs: number;
+  queryMs: number;
+  keepAliveMs: number;
+}
+
+/** A connection of a pool kept for one caller until released (a transaction). */
+export interface Reserved {
+  query<T>(text: string, values: (string | null)[], deadlineMs?: number): Promise<T[]>;
+  release(): void;
+}
+
+type Pending = postgres.PendingQuery<postgres.Row[]> & { state?: unknown };
+
+interface Held {
+  lost: unknown;
+}
+
+const TYPES = driverTypes();
+
+/**
+ * Connections to PostgreSQL through postgres.js, with a read time-out of ours: a statement that has
+ * had no answer within `queryMs` finds the server silent (a network cut, a host that froze), so
+ * every connection of the pool is dropped and new ones open on demand. A statement still waiting
+ * for a connection at its time-out is withdrawn instead, and nothing is dropped.
+ */
+export class Pool {
+  private sql: postgres.Sql;
+  /** Statements in progress and connections reserved, for stats(). */
+  private inUse = 0;
+  /** Reserved connections by postgres.js's connection id, to tell one it was lost. */
+  private readonly held = new Map<number, Held>();
+
+  constructor(private readonly options: PoolOptions) {
+    this.sql = this.open();
+  }
+
+  query<T>(text: string, values: (string | null)[], deadlineMs = this.options.queryMs): Promise<T[]> {
+    const sql = this.sql;
+    return this.answer<T>(sql, sql.unsafe(text, values, { prepare: values.length > 0 }) as Pending, deadlineMs);
+  }
+
+  /**
+   * A connection of its own, within `connectMs`, on which `begin` (BEGIN and its settings) has run.
+   * Should the connection be lost meanwhile, what the caller sends on it fails at once.
+   */
+  async reserve(begin: string, deadlineMs = this.options.queryMs): Promise<Reserved> {
+    const sql = this.sql;
+    const reserving = sql.reserve();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DatabaseUnavailableError(`no database connection within ${this.options.connectMs} ms`, null)), this.options.connectMs);
+    });
+    let connection: postgres.ReservedSql;
+    try {
+      connection = await Promise.race([reserving, late]);
+    } catch (error) {
+      // Taken after all, too late: back to the pool.
+      reserving.then((c) => c.release(), () => {});
+      throw driverError(error);
+    } finally {
+      clearTimeout(timer);
+    }
+    this.inUse++;
+    let released = false;
+    let id: number | null = null;
+    // postgres.js would write to the socket of a connection it has lost (and fail the process),
+    // so a lost connection is known here (lose(), from its onclose) and nothing more is sent on it.
+    const held: Held = { lost: null };
+    const send = async <T>(text: string, values: (string | null)[], deadline: number, options: postgres.UnsafeQueryOptions = {}) => {
+      if (held.lost) throw held.lost;
+      try {
+        return await this.answer<T>(sql, connection.unsafe(text, values, { ...options, prepare: values.length > 0 }) as Pending, deadline);
+      } catch (error) {
+        if (connectionLost(error)) held.lost ??= error;
+        throw error;
+      }
+    };
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.inUse--;
+      if (id !== null) this.held.delete(id);
+      // A lost connection is postgres.js's again already, to open anew on demand.
+      if (!held.lost) connection.release();
+    };
+    try {
+      // onexecute gives the connection this runs on: postgres.js calls onclose with its id.
+      const onexecute = (c: { id: number }) => {
+        id = c.id;
+        this.held.set(c.id, held);
+        return true;
+      };
+      await send(begin, [], deadlineMs, { onexecute } as postgres.UnsafeQueryOptions);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return { query: (text, values, deadline = this.options.queryMs) => send(text, values, deadline), release };
+  }
+
+  stats(): { busy: number; waiting: number; max: number } {
+    return { busy: Math.min(this.inUse, this.options.max), waiting: Math.max(0, this.inUse - this.options.max), max: this.options.max };
+  }
+
+  async close(): Promise<void> {
+    await this.sql.end({ timeout: 5 });
+  }
+
+  private async answer<T>(sql: postgres.Sql, pending: Pending, deadlineMs: number): Promise<T[]> {
+    this.inUse++;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        if (pending.state === undefined) {
+          // Never sent: no connection was free.
+          pending.cancel();
+          reject(new DatabaseUnavailableError(`no database connection within ${deadlineMs} ms`, null));
+        } else {
+          this.replace(sql);
+          reject(new DatabaseUnavailableError(`no answer from the database within ${deadlineMs} ms`, null));
+        }
+      }, deadlineMs);
+    });
+    try {
+      return (await Promise.race([pending, late])) as unknown as T[];
+    } catch (error) {
+      pending.catch(() => {});
+      throw driverError(error);
+    } finally {
+      clearTimeout(timer);
+      this.inUse--;
+    }
+  }
+
+  /** The server went silent on `stale`'s connections: new ones replace them all. */
+  private replace(stale: postgres.Sql): void {
+    if (this.sql !== stale) return;
+    this.sql = this.open();
+    stale.end({ timeout: 0 }).catch(() => {});
+  }
+
+  private open(): postgres.Sql {
+    const { options } = this;
+    // max_pipeline and onclose are options of postgres.js that its types do not declare.
+    return postgres(options.url, {
+      max: options.max,
+      max_pipeline: options.pipeline,
+      connect_timeout: Math.max(1, Math.ceil(options.connectMs / 1000)),
+      keep_alive: options.keepAliveMs > 0 ? Math.max(1, Math.round(options.keepAliveMs / 1000)) : null,
+      connection: { options: options.settings },
+      // Notices are for people at a console; the service has its own log.
+      onnotice: () => {},
+      onclose: (id: number) => {
+        const held = this.held.get(id);
+        if (held) held.lost ??= new DatabaseUnavailableError('the database connection was lost', { code: 'CONNECTION_CLOSED' });
+      },
+      // Needed: with fetch_types off, postgres.js 3.4 never hands a new connection to reserve().
+      // The array types it fetches are parsed by TYPES' parsers where TYPES has one.
+      fetch_types: true,
+      types: TYPES,
+      transform: { undefined: null },
+    } as postgres.Options<Record<string, postgres.PostgresType>>);
+  }
+}
