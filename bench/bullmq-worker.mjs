@@ -7,7 +7,7 @@
 // SECRET (the endpoint's signing secret), CONCURRENCY, ATTEMPTS (as the producer sets them: the last
 // failure is final).
 import { Worker } from 'bullmq';
-import pg from 'pg';
+import postgres from 'postgres';
 import { Pool } from 'undici';
 import { sign } from '../dist/webhooks/sign.js';
 
@@ -15,16 +15,12 @@ const concurrency = Number(process.env.CONCURRENCY);
 const target = new URL(process.env.RECEIVER_URL);
 const secret = process.env.SECRET;
 const http = new Pool(target.origin, { connections: concurrency, pipelining: 1 });
-// pg's default pool size, as the service's.
-const db = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+// postgres.js's default pool size, as the service's.
+const db = postgres(process.env.DATABASE_URL, { max: 10 });
 
-/** One outcome per attempt; a named statement, so PostgreSQL parses and plans it once per connection. */
+/** One outcome per attempt; a prepared statement, so PostgreSQL parses and plans it once per connection. */
 function record(id, status, attempt, responseStatus, durationMs) {
-  return db.query({
-    name: 'record-outcome',
-    text: `UPDATE peer_deliveries SET status = $2, attempt = $3, response_status = $4, duration_ms = $5, attempted_at = now() WHERE id = $1`,
-    values: [id, status, attempt, responseStatus, durationMs],
-  });
+  return db`UPDATE peer_deliveries SET status = ${status}, attempt = ${attempt}, response_status = ${responseStatus}, duration_ms = ${durationMs}, attempted_at = now() WHERE id = ${id}`;
 }
 
 async function deliver(job) {

@@ -10,7 +10,6 @@ import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
 import { channelSql } from '../dist/db/channels.js';
 import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/wakeups.js';
-import { openPglite } from '../dist/db/pglite.js';
 import { peerResult, startPeer } from './bullmq-peer.mjs';
 import { cpuSeconds, idleSeconds, median, postgresCpuSeconds, ratiosByRound, redisCpuSeconds, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
@@ -84,12 +83,6 @@ async function rawUndici(url, secret, rows) {
   return { rate: rows.length / seconds, cpuPerRequestUs: (cpu.user + cpu.system) / rows.length };
 }
 
-async function pendingLeft(service, apiKey) {
-  const res = await fetch(`${service.url}/v1/webhooks/deliveries?status=pending&limit=1`, { headers: { authorization: `Bearer ${apiKey}` } });
-  if (!res.ok) throw new Error(`deliveries list answered ${res.status}`);
-  return (await res.json()).data.length;
-}
-
 /**
  * The service (or the peer's worker) draining `count` due rows: `wake` sets it going, `pending` says
  * whether a row is left. Timed from the first arrival to the moment no row is pending: every outcome
@@ -131,7 +124,7 @@ async function drain(service, receiver, count, wake, pending) {
 /** BENCH_PEER=0 leaves the peer out: the service and the raw client alone, as before the peer was added. */
 const WITH_PEER = process.env.BENCH_PEER !== '0';
 
-async function postgresRounds(target, seeded, receiver, endpoint, secret, count, rounds) {
+async function rounded(target, seeded, receiver, endpoint, secret, count, rounds) {
   const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY), SVC_POLL_INTERVAL: '1h' });
   const wake = () => seeded.db.query(`SELECT pg_notify(${channelSql(DELIVERY_CHANNEL)}, 'bench')`);
   const pending = async () => (await seeded.db.query(`SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1`)).length > 0;
@@ -171,27 +164,9 @@ async function postgresRounds(target, seeded, receiver, endpoint, secret, count,
 }
 
 /**
- * PGlite: the service holds the only connection, so the rows are seeded before it starts and it is
- * measured from a cold start, in one round.
- */
-async function pgliteRound(target, seeded, receiver, endpoint, secret, count) {
-  const rows = await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, 1, count);
-  const { rate: ceiling, cpuPerRequestUs } = await rawUndici(receiver.url, secret, rows);
-  await seeded.db.close();
-  const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY) });
-  try {
-    const { rate, serviceCpuUs, idle } = await drain(service, receiver, count, async () => {}, async () => (await pendingLeft(service, seeded.apiKey)) > 0);
-    // The database runs inside the service.
-    return { runs: [{ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, postgresCpuUs: null, idle, cpuPerRequestUs }], cold: null, rss: service.peakRssMb() };
-  } finally {
-    await service.stop();
-  }
-}
-
-/**
- * On PostgreSQL the full run measures in rounds (raw ceiling, then the service, then again, each
- * round on freshly seeded rows), so a slow stretch of a shared machine hits both sides; the ratio is
- * the median of the rounds' ratios. PGlite (informative) runs one round.
+ * The full run measures in rounds (raw ceiling, then the service, then again, each round on freshly
+ * seeded rows), so a slow stretch of a shared machine hits both sides; the ratio is the median of
+ * the rounds' ratios.
  */
 export async function delivery(target, seeded, { deliveries: count, rounds }) {
   const receiver = await startReceiver();
@@ -202,10 +177,7 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
   const warmUp = Array.from({ length: WARM_UP }, (_, i) => ({ id: `whd_warmup${i}`, body: JSON.stringify({ id: `evt_warmup${i}`, type: 'ping' }) }));
   await rawUndici(receiver.url, secret, warmUp);
   await receiver.reset();
-  const { runs, cold, peerCold, rss, peerRss } =
-    target.engine === 'postgres'
-      ? await postgresRounds(target, seeded, receiver, endpoint, secret, count, rounds)
-      : await pgliteRound(target, seeded, receiver, endpoint, secret, count);
+  const { runs, cold, peerCold, rss, peerRss } = await rounded(target, seeded, receiver, endpoint, secret, count, rounds);
   await receiver.stop();
   const ratio = median(runs.map((r) => r.ratio));
   const byRound = ratiosByRound(runs);
@@ -216,17 +188,15 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
     baseline: round(median(runs.map((r) => r.ceiling)), 0),
     baselineName: 'raw undici Pool, same signed bodies',
     extra: [
-      `CPU per delivery: service ${round(median(runs.map((r) => r.serviceCpuUs)), 0)} µs${
-        runs[0].postgresCpuUs === null ? ' with its embedded database' : `, PostgreSQL ${round(median(runs.map((r) => r.postgresCpuUs)), 0)} µs`
-      } (raw client ${round(median(runs.map((r) => r.cpuPerRequestUs)), 0)} µs per request); cores idle ${round(100 * median(runs.map((r) => r.idle)), 0)}% of the time`,
-      cold ? `its first ${WARM_UP.toLocaleString('en')} after start (warm-up, not counted): ${round(cold.rate, 0)}/s at ${round(cold.serviceCpuUs, 0)} µs` : 'from a cold start',
+      `CPU per delivery: service ${round(median(runs.map((r) => r.serviceCpuUs)), 0)} µs, PostgreSQL ${round(median(runs.map((r) => r.postgresCpuUs)), 0)} µs (raw client ${round(median(runs.map((r) => r.cpuPerRequestUs)), 0)} µs per request); cores idle ${round(100 * median(runs.map((r) => r.idle)), 0)}% of the time`,
+      `its first ${WARM_UP.toLocaleString('en')} after start (warm-up, not counted): ${round(cold.rate, 0)}/s at ${round(cold.serviceCpuUs, 0)} µs`,
       byRound,
     ]
       .filter(Boolean)
       .join('; '),
     ratio: round(ratio, 3),
-    target: target.engine === 'postgres' ? 'ratio >= 0.40' : '(informative)',
-    pass: target.engine === 'postgres' ? ratio >= 0.4 : true,
+    target: 'ratio >= 0.40',
+    pass: ratio >= 0.4,
     peakRssMb: rss,
     rounds: runs.map((r) => ({ rate: round(r.rate, 0), ceiling: round(r.ceiling, 0), ratio: round(r.ratio, 3), peer: round(r.peer?.rate, 0), peerRatio: round(r.peerRatio, 3) })),
     peer: runs[0].peer ? peerResult(runs, { cold: peerCold, rss: peerRss, count, concurrency: CONCURRENCY, warmUp: WARM_UP }) : undefined,
@@ -236,9 +206,8 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
 /**
  * What ordering by subject costs: the delivery scenario's drain for an endpoint with ordering
  * "subject" (one delivery per subject, so nothing waits and only the claim's check is measured),
- * beside the same drain for an endpoint without ordering, in the same service. On PostgreSQL the
- * two alternate within each round; on PGlite each is one round from a cold start. The ratio is
- * ordered / unordered; 1 means ordering costs nothing.
+ * beside the same drain for an endpoint without ordering, in the same service, alternating within
+ * each round. The ratio is ordered / unordered; 1 means ordering costs nothing.
  */
 export async function orderedDelivery(target, seeded, { deliveries: count, rounds }) {
   const receiver = await startReceiver();
@@ -249,53 +218,32 @@ export async function orderedDelivery(target, seeded, { deliveries: count, round
   const ordered = await endpoint('subject');
   const runs = [];
   let rss = 0;
-  if (target.engine === 'postgres') {
-    const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY), SVC_POLL_INTERVAL: '1h' });
-    const wake = () => seeded.db.query(`SELECT pg_notify(${channelSql(DELIVERY_CHANNEL)}, 'bench')`);
-    const pending = async () => (await seeded.db.query(`SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1`)).length > 0;
-    const measure = async (ep, from, isOrdered) => {
-      await seeded.db.query('TRUNCATE webhook_deliveries');
-      await seedDeliveries(seeded.db, seeded.workspaceId, ep.id, from, count, isOrdered);
-      await seeded.db.query('ANALYZE webhook_deliveries, events');
-      await settle(seeded.db);
-      return drain(service, receiver, count, wake, pending);
-    };
-    try {
-      await seedDeliveries(seeded.db, seeded.workspaceId, unordered.id, 2 * rounds * count + 1, WARM_UP);
-      await drain(service, receiver, WARM_UP, wake, pending);
-      for (let i = 0; i < rounds; i++) {
-        const plain = await measure(unordered, 2 * i * count + 1, false);
-        const inOrder = await measure(ordered, (2 * i + 1) * count + 1, true);
-        runs.push({ plain, inOrder, ratio: inOrder.rate / plain.rate });
-      }
-    } finally {
-      rss = service.peakRssMb();
-      await service.stop();
+  const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY), SVC_POLL_INTERVAL: '1h' });
+  const wake = () => seeded.db.query(`SELECT pg_notify(${channelSql(DELIVERY_CHANNEL)}, 'bench')`);
+  const pending = async () => (await seeded.db.query(`SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT 1`)).length > 0;
+  const measure = async (ep, from, isOrdered) => {
+    await seeded.db.query('TRUNCATE webhook_deliveries');
+    await seedDeliveries(seeded.db, seeded.workspaceId, ep.id, from, count, isOrdered);
+    await seeded.db.query('ANALYZE webhook_deliveries, events');
+    await settle(seeded.db);
+    return drain(service, receiver, count, wake, pending);
+  };
+  try {
+    await seedDeliveries(seeded.db, seeded.workspaceId, unordered.id, 2 * rounds * count + 1, WARM_UP);
+    await drain(service, receiver, WARM_UP, wake, pending);
+    for (let i = 0; i < rounds; i++) {
+      const plain = await measure(unordered, 2 * i * count + 1, false);
+      const inOrder = await measure(ordered, (2 * i + 1) * count + 1, true);
+      runs.push({ plain, inOrder, ratio: inOrder.rate / plain.rate });
     }
-  } else {
-    // The service holds PGlite's only connection: seed, start, drain, stop; then the same, ordered.
-    let db = seeded.db;
-    const measure = async (ep, from, isOrdered) => {
-      await seedDeliveries(db, seeded.workspaceId, ep.id, from, count, isOrdered);
-      await db.close();
-      const service = await startService(target, { SVC_WORKER_CONCURRENCY: String(CONCURRENCY) });
-      try {
-        return await drain(service, receiver, count, async () => {}, async () => (await pendingLeft(service, seeded.apiKey)) > 0);
-      } finally {
-        rss = Math.max(rss, service.peakRssMb());
-        await service.stop();
-        db = await openPglite(target.dataDir + '/pglite');
-        seeded.db = db;
-      }
-    };
-    const plain = await measure(unordered, 1, false);
-    const inOrder = await measure(ordered, count + 1, true);
-    runs.push({ plain, inOrder, ratio: inOrder.rate / plain.rate });
+  } finally {
+    rss = service.peakRssMb();
+    await service.stop();
   }
   await receiver.stop();
   const ratio = median(runs.map((r) => r.ratio));
   const cpu = (side) => round(median(runs.map((r) => r[side].serviceCpuUs)), 0);
-  const pg = (side) => (target.engine === 'postgres' ? `, PostgreSQL ${round(median(runs.map((r) => r[side].postgresCpuUs)), 0)} µs` : '');
+  const pg = (side) => `, PostgreSQL ${round(median(runs.map((r) => r[side].postgresCpuUs)), 0)} µs`;
   return {
     name: `Delivery throughput with ordering "subject" (${count.toLocaleString('en')} pending deliveries, one per subject, concurrency ${CONCURRENCY})`,
     value: round(median(runs.map((r) => r.inOrder.rate)), 0),

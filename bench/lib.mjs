@@ -5,11 +5,24 @@ import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleepUntil } from 'node:timers/promises';
 import autocannon from 'autocannon';
-import pg from 'pg';
+import postgres from 'postgres';
 import { Pool } from 'undici';
 
 export const ROOT = new URL('..', import.meta.url).pathname;
 export const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * One connection for statements of the benchmark's own (seeding, EXPLAIN, sessions with BEGIN or
+ * PREPARE), without the service's settings: `query` answers `{ rows }`.
+ */
+export function sqlClient(url) {
+  const sql = postgres(url, { max: 1, onnotice: () => {}, fetch_types: false, max_lifetime: null });
+  return {
+    connect: async () => {},
+    query: async (text, params = []) => ({ rows: [...(await sql.unsafe(text, params))] }),
+    end: () => sql.end({ timeout: 5 }),
+  };
+}
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -22,24 +35,21 @@ export function freePort() {
   });
 }
 
-/** A fresh schema on the server and a URL whose connections use it. */
-export async function freshSchema() {
+/** A fresh schema on the server at `base` (the system PostgreSQL by default) and a URL whose connections use it. */
+export async function freshSchema(base = PG_URL) {
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  await client.query(`CREATE SCHEMA ${schema}`);
-  await client.end();
-  const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  return {
-    schema,
-    url,
-    drop: async () => {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+  const run = async (statement) => {
+    const c = sqlClient(base);
+    try {
+      await c.query(statement);
+    } finally {
       await c.end();
-    },
+    }
   };
+  await run(`CREATE SCHEMA ${schema}`);
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { schema, url: url.toString(), drop: () => run(`DROP SCHEMA ${schema} CASCADE`) };
 }
 
 /** Peak resident set of a process (VmHWM), in MB. */

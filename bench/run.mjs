@@ -1,14 +1,14 @@
 // `npm run bench [-- --quick]`: every scenario beside its baseline, measured in the same run, written
 // to bench/results/ as markdown and JSON with a description of the machine.
 import { execSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { apiRead } from './api-read.mjs';
 import { deepPage } from './deep-page.mjs';
 import { delivery, orderedDelivery } from './delivery.mjs';
+import { embeddedDefault } from './embedded.mjs';
 import { fleet } from './fleet.mjs';
 import { ingest } from './ingest.mjs';
 import { latency } from './latency.mjs';
@@ -17,7 +17,7 @@ import { stream } from './stream.mjs';
 import { apiReadMixed } from './api-read-mixed.mjs';
 import { REDIS_URL } from './bullmq-peer.mjs';
 import { scale } from './scale.mjs';
-import { PG_URL, ROOT, freshSchema, stopChildren } from './lib.mjs';
+import { PG_URL, ROOT, freshSchema, sqlClient, stopChildren } from './lib.mjs';
 import { openSeeded, settle } from './service.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -26,8 +26,7 @@ const settings = quick
   : { duration: 10, rows: 1_000_000, deliveries: 50_000, rounds: 5, scaleDeliveries: 10_000_000 };
 
 async function machine() {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
+  const client = sqlClient(PG_URL);
   const [{ server_version }] = (await client.query('SHOW server_version')).rows;
   await client.end();
   // Redis serves the delivery scenario's peer only.
@@ -49,28 +48,36 @@ async function machine() {
   };
 }
 
-/** Runs one scenario on a fresh database of the given engine. */
-async function onFresh(engine, scenario) {
-  if (engine === 'postgres') {
-    const schema = await freshSchema();
-    const target = { engine, url: schema.url, baseUrl: PG_URL, schema: schema.schema };
-    const seeded = await openSeeded(target);
-    await settle(seeded.db);
-    try {
-      return await scenario(target, seeded, settings);
-    } finally {
-      await seeded.db.close();
-      await schema.drop();
-    }
+/**
+ * The embedded engine: the server `svc serve` starts by itself when no DATABASE_URL is set, started
+ * here once for the run in a folder of its own (dist/db/embedded), and given to the service by URL
+ * like the system's, so that both engines run every scenario the same way.
+ */
+let embedded = null;
+async function embeddedUrl() {
+  if (!embedded) {
+    const { folderServer } = await import('../dist/db/embedded/folder.js');
+    const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+    chmodSync(dir, 0o755);
+    const server = await folderServer(dir, { owner: true, log: () => {} });
+    embedded = { url: server.url, stop: async () => (await server.stop(), rmSync(dir, { recursive: true, force: true })) };
   }
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-  const target = { engine, dataDir };
+  return embedded.url;
+}
+
+/** Runs one scenario on a fresh schema of the given engine's server. */
+async function onFresh(engine, scenario) {
+  if (scenario.standalone) return scenario(null, null, settings);
+  const base = engine === 'embedded' ? await embeddedUrl() : PG_URL;
+  const schema = await freshSchema(base);
+  const target = { engine, url: schema.url, baseUrl: base, schema: schema.schema };
   const seeded = await openSeeded(target);
+  await settle(seeded.db);
   try {
     return await scenario(target, seeded, settings);
   } finally {
-    await seeded.db.close().catch(() => {});
-    rmSync(dataDir, { recursive: true, force: true });
+    await seeded.db.close();
+    await schema.drop();
   }
 }
 
@@ -88,10 +95,10 @@ const SCENARIOS = [
   ['postgres', deepPage],
   ['postgres', stream],
   ['postgres', scale],
-  ['pglite', apiReadMixed],
-  ['pglite', apiRead],
-  ['pglite', delivery],
-  ['pglite', orderedDelivery],
+  ['embedded', apiReadMixed],
+  ['embedded', ingest],
+  ['embedded', delivery],
+  ['embedded', embeddedDefault],
 ].filter(([engine, scenario]) => (!only || only.includes(scenario.name)) && (!engines || engines.includes(engine)));
 
 const results = [];
@@ -116,9 +123,15 @@ for (const [engine, scenario] of SCENARIOS) {
 }
 
 await stopChildren();
+await embedded?.stop();
 const report = { date: new Date().toISOString(), quick, machine: await machine(), results };
 const peakOf = (engine) => Math.max(0, ...results.filter((r) => r.engine === engine).map((r) => r.peakRssMb ?? 0));
-report.peakRssMb = { postgres: peakOf('postgres'), pglite: peakOf('pglite') };
+report.peakRssMb = { postgres: peakOf('postgres'), embedded: peakOf('embedded') };
+// Each scenario run on both engines: the embedded server's figure against the system server's.
+const paired = results
+  .filter((r) => r.engine === 'embedded' && typeof r.value === 'number')
+  .map((e) => [e, results.find((p) => p.engine === 'postgres' && p.name === e.name)])
+  .filter(([, p]) => p && typeof p.value === 'number');
 
 const lines = [
   `# Benchmark ${report.date}${quick ? ' (quick)' : ''}`,
@@ -133,8 +146,16 @@ const lines = [
       `| ${r.engine} | ${r.name} | ${r.value} ${r.unit}${r.extra ? ` (${r.extra})` : ''} | ${r.p99Ms ?? ''} | ${r.baseline ?? ''} (${r.baselineName ?? ''}) | ${r.baselineP99Ms ?? ''} | ${r.ratio ?? ''} | ${r.target} | ${r.pass ? 'pass' : 'MISS'} |`,
   ),
   '',
-  `Peak RSS of the service across the run: ${report.peakRssMb.postgres.toFixed(0)} MB on PostgreSQL (target <= 300 MB), ${report.peakRssMb.pglite.toFixed(0)} MB on PGlite (the embedded engine's memory is in the process)`,
+  `Peak RSS of the service across the run: ${report.peakRssMb.postgres.toFixed(0)} MB on the system's PostgreSQL (target <= 300 MB); the embedded default's memory with its server is in its own row`,
   '',
+  ...(paired.length
+    ? [
+        '| scenario | embedded | system PostgreSQL | embedded / system (target >= 0.9) |',
+        '|---|---|---|---|',
+        ...paired.map(([e, p]) => `| ${e.name.split(' (')[0]} | ${e.value} ${e.unit} | ${p.value} ${p.unit} | ${(e.value / p.value).toFixed(3)} |`),
+        '',
+      ]
+    : []),
   // A scenario's own tables and plans (the scale scenario's), after the summary.
   ...results.filter((r) => r.details).flatMap((r) => [r.details, '']),
 ];

@@ -7,7 +7,6 @@
 // measured workspaces are of two kinds: the small set's (the same few rows each, so only the tables
 // around them grew) and busy ones (100,000 deliveries each). The EXPLAIN (ANALYZE, BUFFERS) of each
 // statement on the big tables goes into the results.
-import pg from 'pg';
 import { createOrganization } from '../dist/admin/store.js';
 import { listEvents } from '../dist/events/store.js';
 import { idTimePrefix } from '../dist/lib/ids.js';
@@ -16,7 +15,7 @@ import { runRollup } from '../dist/webhooks/attempts/rollup.js';
 import { listDeliveries } from '../dist/webhooks/deliveries/store.js';
 import { claimByLease, claimLocked } from '../dist/webhooks/engine/claim.js';
 import { HeldClaim } from '../dist/webhooks/engine/held-claim.js';
-import { PG_URL, freshSchema, median, percentile, round } from './lib.mjs';
+import { PG_URL, freshSchema, median, percentile, round, sqlClient } from './lib.mjs';
 import { DAYS, FAN_OUT, bulkLoad, seedGroup, seedTenants } from './scale-seed.mjs';
 import { openSeeded, settle, startService } from './service.mjs';
 
@@ -136,8 +135,7 @@ async function measure(sides) {
 
 /** A client without the service's statement time-out, for seeding and EXPLAIN. */
 async function client(url) {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
+  const c = sqlClient(url);
   return c;
 }
 

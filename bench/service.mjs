@@ -2,7 +2,6 @@
 import { randomBytes } from 'node:crypto';
 import { createDemo } from '../dist/admin/demo.js';
 import { migrate } from '../dist/db/migrate.js';
-import { openPglite } from '../dist/db/pglite.js';
 import { openPostgres } from '../dist/db/postgres.js';
 import { NODE_FLAGS } from '../scripts/node-flags.mjs';
 import { freePort, startProcess } from './lib.mjs';
@@ -11,7 +10,7 @@ export const MASTER_KEY = randomBytes(32).toString('hex');
 
 /** Opens the benchmark database in this process (to seed and to count), migrated, with a demo set. */
 export async function openSeeded(target) {
-  const db = target.engine === 'postgres' ? await openPostgres({ url: target.baseUrl, schema: target.schema }) : await openPglite(target.dataDir + '/pglite');
+  const db = await openPostgres({ url: target.baseUrl, schema: target.schema });
   await migrate(db);
   const demo = await createDemo(db, 'http://127.0.0.1', new Date());
   return { db, demo, workspaceId: demo.workspaces[0].id, apiKey: demo.workspaces[0].apiKey };
@@ -31,11 +30,10 @@ export async function startService(target, env = {}) {
     SVC_RATE_LIMIT_PAT: '1000000000',
     SVC_ALLOW_PRIVATE_TARGETS: '1',
   };
-  const dbEnv = target.engine === 'postgres' ? { DATABASE_URL: target.url } : { SVC_DATA_DIR: target.dataDir };
   // BENCH_PROFILE_DIR=dir writes a V8 CPU profile of the service there (open it in Chrome DevTools).
   const extra = process.env.BENCH_NODE_EXTRA ? process.env.BENCH_NODE_EXTRA.split(' ').filter(Boolean) : [];
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const proc = await startProcess([...NODE_FLAGS, ...extra, ...profile, 'dist/cli.js', 'serve'], { ...base, ...dbEnv, ...env }, 'is listening on');
+  const proc = await startProcess([...NODE_FLAGS, ...extra, ...profile, 'dist/cli.js', 'serve'], { ...base, DATABASE_URL: target.url, ...env }, 'is listening on');
   return { ...proc, url: `http://127.0.0.1:${port}` };
 }
 

@@ -7,11 +7,10 @@
 // code is measured the same way on its own schema, one after the other; with two (before and after
 // a change) a table at the end puts their figures side by side. The scale bench's quick run has too
 // few attempts per endpoint to show the difference.
-import pg from 'pg';
 
 const HERE = new URL('..', import.meta.url).pathname;
 const ROOTS = process.argv.length > 2 ? process.argv.slice(2) : [HERE];
-const { freshSchema, PG_URL, median } = await import(`${HERE}/bench/lib.mjs`);
+const { freshSchema, PG_URL, median, sqlClient } = await import(`${HERE}/bench/lib.mjs`);
 const LEVELS = ['webhook_endpoint_stats', 'webhook_endpoint_stats_hourly', 'webhook_endpoint_stats_6h', 'webhook_delivery_attempts'];
 
 /** Rows each table gave the plan (actual rows × loops of its scans), and the plan's shared buffers. */
@@ -34,8 +33,7 @@ async function measure(root) {
   const schema = await freshSchema();
   const seeded = await openSeeded({ engine: 'postgres', url: schema.url, baseUrl: PG_URL, schema: schema.schema });
   const db = seeded.db;
-  const c = new pg.Client({ connectionString: schema.url });
-  await c.connect();
+  const c = sqlClient(schema.url);
   const results = [];
   try {
     console.log(`\n##### ${root}`);

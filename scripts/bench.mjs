@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm run bench [-- --quick]`: builds, then runs bench/run.mjs against PostgreSQL
-// (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test) and embedded PGlite.
+// `npm run bench [-- --quick]`: builds, then runs bench/run.mjs: every scenario on the system's
+// PostgreSQL (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test), and the main
+// ones again on the embedded server the service starts by itself when no DATABASE_URL is set.
 import { spawnSync } from 'node:child_process';
 
 const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
