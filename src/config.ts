@@ -20,6 +20,8 @@ export interface Config {
   leaseMs: number;
   pollIntervalMs: number;
   allowPrivateTargets: boolean;
+  /** The VAPID subject of Web Push messages: how a push service reaches the operator (mailto: or https:). */
+  pushContact: string;
   redisUrl: string | null;
   rateLimitApiKey: number;
   rateLimitPat: number;
@@ -133,6 +135,27 @@ function metricsToken(env: Env): string | null {
   return raw;
 }
 
+/**
+ * `SVC_PUSH_CONTACT`: a mailto: or https: URL push services may use to reach the operator (RFC 8292's
+ * `sub`). By default the public URL when it is https; a local http one gets a placeholder address,
+ * which Apple's push service refuses (set the variable for Safari).
+ */
+function pushContact(env: Env, publicUrl: string): string {
+  const raw = env.SVC_PUSH_CONTACT;
+  if (raw) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      parsed = null;
+    }
+    const usable = parsed && ((parsed.protocol === 'mailto:' && /^[^@\s]+@[^@\s]+$/.test(parsed.pathname)) || (parsed.protocol === 'https:' && parsed.hostname !== 'localhost'));
+    if (!usable) throw new ConfigError(`SVC_PUSH_CONTACT must be a mailto: address or an https: URL, got "${raw}"`);
+    return raw;
+  }
+  return publicUrl.startsWith('https:') && new URL(publicUrl).hostname !== 'localhost' ? publicUrl : 'mailto:webmaster@localhost';
+}
+
 /** `SVC_STREAM_SETTLE`: `0` or a duration up to a minute; 1s by default. */
 function streamSettle(env: Env): number {
   const raw = (env.SVC_STREAM_SETTLE ?? '').trim();
@@ -201,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
     leaseMs,
     pollIntervalMs: duration(env, 'SVC_POLL_INTERVAL', '1s'),
     allowPrivateTargets: flag(env, 'SVC_ALLOW_PRIVATE_TARGETS'),
+    pushContact: pushContact(env, publicUrl),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     rateLimitApiKey: integer(env, 'SVC_RATE_LIMIT_API_KEY', 300, 1, 1_000_000_000),
     rateLimitPat: integer(env, 'SVC_RATE_LIMIT_PAT', 120, 1, 1_000_000_000),

@@ -8,6 +8,7 @@ import type { SecretBox } from './lib/secretbox.js';
 import type { Metrics } from './ops/metrics.js';
 import type { DeliveryNotifier } from './outbox/notifier.js';
 import type { EventHub } from './events/stream/hub.js';
+import type { PushQueue } from './notifications/push/queue.js';
 import type { EventWakeups } from './outbox/event-wakeups.js';
 import type { InFlightWrites } from './outbox/in-flight.js';
 import type { Outbox } from './outbox/outbox.js';
@@ -42,6 +43,8 @@ export interface AppContext {
   reads: ReadCoalescer;
   /** Bulk recoveries of webhook deliveries, worked through in the background (see webhooks/recoveries/runner.ts). */
   recoveries: RecoveryRunner;
+  /** Web Push messages of notifications to users' devices, sent in the background (see notifications/push/queue.ts). */
+  push: PushQueue;
   /** Prometheus metrics of this process (see ops/metrics.ts); the delivery engine reports to it. */
   metrics: Metrics;
   /** Set first thing when a graceful stop begins: GET /readyz answers 503 from then on. */

@@ -7,6 +7,7 @@ import { EVENT_SCHEMAS } from './events/schemas.js';
 import { eventRoutes } from './events/routes.js';
 import { eventStreamRoutes } from './events/stream/routes.js';
 import { WORKSPACE_MOUNTS } from './http/mount.js';
+import { PushDevice, pushDeviceRoutes } from './notifications/push/routes.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { Order, OrderLineItem } from './orders/schemas.js';
 import { orderRoutes } from './orders/routes.js';
@@ -30,9 +31,12 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   app.addSchema(WebhookDelivery);
   app.addSchema(DeliveryAttempt);
   app.addSchema(WebhookRecovery);
+  app.addSchema(PushDevice);
 
   // Bulk recoveries stop between two batches once requests have finished; a later start resumes them.
   app.addHook('onClose', async () => ctx.recoveries.stop());
+  // Pushes in flight are cut short and retries dropped; the notifications stay listed.
+  app.addHook('onClose', async () => ctx.push.stop());
 
   // Open event streams end when the server begins to stop, so that it does not wait on them.
   app.addHook('preClose', (done) => {
@@ -44,6 +48,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
     async (scope) => {
       accountRoutes(scope, ctx);
       notificationRoutes(scope, ctx);
+      pushDeviceRoutes(scope, ctx);
       dashboardRoutes(scope, ctx);
     },
     { prefix: '/v1' },

@@ -20,6 +20,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { SecretBox, parseMasterKey } from './lib/secretbox.js';
 import { verifyMasterKey } from './ops/master-key.js';
 import { Metrics } from './ops/metrics.js';
+import { PushQueue, type PushOptions } from './notifications/push/queue.js';
 import { openRateLimitStore } from './ratelimit/open.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import { RecoveryRunner } from './webhooks/recoveries/runner.js';
@@ -66,7 +67,7 @@ export function createContext(
   db: Db,
   masterKey: Buffer,
   clock: Clock = systemClock,
-  deps: { rateLimits?: RateLimitStore; writes?: InFlightWrites } = {},
+  deps: { rateLimits?: RateLimitStore; writes?: InFlightWrites; push?: PushOptions } = {},
 ): AppContext {
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
@@ -75,6 +76,7 @@ export function createContext(
   const writes = deps.writes ?? new InFlightWrites(clock, config.streamSettleMs);
   const eventWakeups = new EventWakeups(db);
   const outbox = new Outbox(db, notifier, eventWakeups, writes);
+  const metrics = new Metrics(db, clock);
   return {
     config,
     db,
@@ -91,7 +93,8 @@ export function createContext(
     reads: new ReadCoalescer(),
     recoveries: new RecoveryRunner(db, clock),
     cursors: new CursorCodec(secrets.deriveKey('cursor')),
-    metrics: new Metrics(db, clock),
+    push: new PushQueue({ db, clock, secrets, config, recorded: (outcome) => metrics.pushed(outcome) }, deps.push),
+    metrics,
     stopping: false,
   };
 }
@@ -114,6 +117,8 @@ export async function openContext(config: Config, options: { owner?: boolean; qu
     await migrate(db);
     const ctx = createContext(config, db, masterKey.key);
     await verifyMasterKey(db, ctx.secrets, masterKey.source, ctx.clock.now());
+    // The VAPID key pair is made at the first start, under the key just checked.
+    await ctx.push.keys.get();
     return ctx;
   } catch (error) {
     await db.close().catch(() => {});

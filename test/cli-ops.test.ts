@@ -141,6 +141,8 @@ describe('svc for operators', { timeout: 300_000 }, () => {
     const result = JSON.parse(rotated.stdout);
     expect(result.rotated).toBe(true);
     expect(result.reencrypted['webhook_endpoints.secret_enc']).toBeGreaterThanOrEqual(2);
+    // The VAPID key pair made at the first start is sealed under the key too.
+    expect(result.reencrypted['push_keys.private_key_enc']).toBe(1);
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(next);
 
     failedWith(await runCli(['admin', 'list-users'], withKey(current)), 2, refusal);

@@ -53,4 +53,14 @@ describe('operations settings', () => {
     }
     expect(() => loadConfig({ SVC_METRICS_PORT: '70000' })).toThrow(/^SVC_METRICS_PORT must be/);
   });
+
+  it('send pushes only over https to public hosts by default, with the operator contact a push service may use', () => {
+    expect(loadConfig({}).allowPrivateTargets).toBe(false);
+    expect(loadConfig({}).pushContact).toBe('mailto:webmaster@localhost');
+    expect(loadConfig({ SVC_PUBLIC_URL: 'https://svc.example.com' }).pushContact).toBe('https://svc.example.com');
+    expect(loadConfig({ SVC_PUBLIC_URL: 'https://svc.example.com', SVC_PUSH_CONTACT: 'mailto:ops@example.com' }).pushContact).toBe('mailto:ops@example.com');
+    for (const value of ['http://svc.example.com', 'mailto:nobody', 'https://localhost', 'ops@example.com']) {
+      expect(() => loadConfig({ SVC_PUSH_CONTACT: value }), value).toThrow(/^SVC_PUSH_CONTACT must be/);
+    }
+  });
 });

@@ -38,6 +38,8 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const cleanup = startIdempotencyCleanup(ctx, (err) => app.log.error({ err }, 'idempotency key clean-up failed'));
   // Recoveries left running by an earlier start (or a process that died) go on from their cursor; app.close() stops them.
   ctx.recoveries.start((err) => app.log.error({ err }, 'webhook recovery batch failed; it is taken up again later'));
+  // Notifications not yet pushed (another process's, or left by a stop) are looked for now and every minute; app.close() stops it.
+  ctx.push.start((err, during) => app.log.error({ err }, `${during} failed`));
 
   // Requests in progress finish and new ones get 503 (app.ts), attempts in flight end and are
   // recorded (up to the delivery time-out); a stop that cannot finish (the database silent) still

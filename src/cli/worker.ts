@@ -13,9 +13,9 @@ export const WORKER_HELP = `svc worker
   SVC_WORKER_CONCURRENCY attempts each. Start any number of them, on any machines, against one
   PostgreSQL (DATABASE_URL); they share the work and take over rows of a worker that died after
   SVC_LEASE. With SVC_METRICS_PORT, GET /healthz, /readyz and /metrics answer on HOST at that port.
-  Retention (SVC_RETENTION), the clean-up of expired idempotency keys, bulk webhook recoveries and
-  the endpoint statistics rollup run here too. SIGINT or SIGTERM stops claiming and lets attempts
-  in flight finish.
+  Retention (SVC_RETENTION), the clean-up of expired idempotency keys, bulk webhook recoveries, the
+  endpoint statistics rollup and Web Push messages of notifications run here too. SIGINT or SIGTERM
+  stops claiming and lets attempts in flight finish.
   Without DATABASE_URL it uses the embedded server of SVC_DATA_DIR: the one a running svc serve
   started, or else one of its own for as long as it runs.`;
 
@@ -34,6 +34,7 @@ export async function runWorker(config: Config): Promise<void> {
   const rollup = startRollup(ctx, (error) => report(error, 'endpoint statistics rollup'));
   const cleanup = startIdempotencyCleanup(ctx, (error) => report(error, 'idempotency key clean-up'));
   ctx.recoveries.start((error) => report(error, 'webhook recovery batch'));
+  ctx.push.start(report);
 
   const stop = async () => {
     // First: /readyz answers 503 from now on.
@@ -45,6 +46,7 @@ export async function runWorker(config: Config): Promise<void> {
     await cleanup.stop();
     await ctx.recoveries.stop();
     await workers.stop();
+    await ctx.push.stop();
     await ops?.close();
     await ctx.db.close();
     process.exit(0);

@@ -3,10 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
 import { forbidden, notFound } from '../http/errors.js';
-import { ListOf, pageUrls, requestCursor } from '../http/list.js';
+import { ListOf, pageUrls, refusePage, requestCursor, wholeList } from '../http/list.js';
 import { IdParam } from '../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
 import { isId } from '../lib/ids.js';
+import { NOTIFICATION_CATALOG } from './catalog.js';
 import { listNotifications, markNotificationRead, toView } from './store.js';
 
 /** Notifications belong to a person, so only a personal access token has any; no workspace is bound. */
@@ -30,8 +31,21 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const NotificationType = Type.Object({
+  type: Type.String({ description: 'e.g. webhook.endpoint.auto_disabled' }),
+  description: Type.String({ description: 'When a user gets a notification of this type.' }),
+});
+
+const SmallListQuery = Type.Object(PageQuery, { additionalProperties: false });
+
+const PushKey = Type.Object({
+  publicKey: Type.String({
+    description: "The service's VAPID public key (RFC 8292): a P-256 point in base64url, PushManager.subscribe's applicationServerKey.",
+  }),
+});
+
 /** The calling token's user (the auth hook already refuses API keys here; this narrows the type). */
-function userIdOf(principal: Principal | null): string {
+export function userIdOf(principal: Principal | null): string {
   if (principal?.kind !== 'pat') throw forbidden('This operation needs a personal access token.');
   return principal.userId;
 }
@@ -53,6 +67,32 @@ export function notificationRoutes(app: FastifyInstance, ctx: AppContext): void 
       const result = await listNotifications(ctx.db, userId, { unread }, requestCursor(ctx, page, binding), limit);
       return { data: result.rows.map(toView), ...pageUrls(ctx, request, binding, result) };
     },
+  });
+
+  app.get<{ Querystring: Static<typeof SmallListQuery> }>('/notifications/types', {
+    config: { auth: user },
+    schema: {
+      tags: ['Notifications'],
+      operationId: 'listNotificationTypes',
+      summary: 'The catalog of notification types a user can receive (a small set: both page URLs null)',
+      querystring: SmallListQuery,
+      response: { 200: ListOf(NotificationType, 'Every notification type.') },
+    },
+    handler: async (request) => {
+      refusePage(request.query.page);
+      return wholeList(NOTIFICATION_CATALOG.map(({ type, description }) => ({ type, description })));
+    },
+  });
+
+  app.get('/notifications/push-key', {
+    config: { auth: user },
+    schema: {
+      tags: ['Notifications'],
+      operationId: 'getPushKey',
+      summary: "The service's Web Push (VAPID) public key, to subscribe a browser with (personal access tokens only)",
+      response: { 200: PushKey },
+    },
+    handler: async () => ({ publicKey: await ctx.push.keys.publicKey() }),
   });
 
   app.post<{ Params: { notificationId: string } }>('/notifications/:notificationId/read', {

@@ -10,6 +10,8 @@ import { SecretBox, safeEqual } from '../lib/secretbox.js';
 export const ENCRYPTED_COLUMNS: { table: string; columns: string[] }[] = [
   { table: 'webhook_endpoints', columns: ['secret_enc', 'previous_secret_enc', 'headers_enc'] },
   { table: 'idempotency_keys', columns: ['response_enc'] },
+  { table: 'push_keys', columns: ['private_key_enc'] },
+  { table: 'push_devices', columns: ['subscription_enc'] },
 ];
 
 /** The master key's check value: an HMAC under the key of a fixed purpose, like every derived key. */

@@ -72,6 +72,7 @@ export class Metrics implements EngineMetrics {
   private readonly attemptSeconds: Histogram<'outcome'>;
   private readonly inFlight: Gauge;
   private readonly autoDisables: Counter;
+  private readonly pushes: Counter<'outcome'>;
   private readonly retained: Counter<'table'>;
   private readonly due: Gauge;
   private readonly oldestDue: Gauge;
@@ -103,6 +104,12 @@ export class Metrics implements EngineMetrics {
     });
     this.inFlight = new Gauge({ name: 'svc_webhook_attempts_in_flight', help: 'Requests to webhook receivers in flight in this process.', registers });
     this.autoDisables = new Counter({ name: 'svc_webhook_endpoint_auto_disables_total', help: 'Endpoints disabled after consecutive failed deliveries.', registers });
+    this.pushes = new Counter({
+      name: 'svc_push_messages_total',
+      help: 'Web Push messages to users\' devices, by how they ended: sent, gone (the device was removed), failed (given up after the retries).',
+      labelNames: ['outcome'],
+      registers,
+    });
     this.retained = new Counter({ name: 'svc_retention_deleted_rows_total', help: 'Rows deleted by retention (SVC_RETENTION) and by the clean-up of expired idempotency keys, by table.', labelNames: ['table'], registers });
     this.due = new Gauge({
       name: 'svc_webhook_deliveries_due',
@@ -121,6 +128,7 @@ export class Metrics implements EngineMetrics {
     this.byOutcome = { success: child('success'), http_error: child('http_error'), timeout: child('timeout'), network_error: child('network_error') };
     for (const outcome of Object.values(this.byOutcome)) outcome.count.inc(0);
     this.autoDisables.inc(0);
+    for (const outcome of ['sent', 'gone', 'failed']) this.pushes.labels(outcome).inc(0);
   }
 
   attemptStarted(): void {
@@ -136,6 +144,10 @@ export class Metrics implements EngineMetrics {
 
   autoDisabled(): void {
     this.autoDisables.inc();
+  }
+
+  pushed(outcome: 'sent' | 'gone' | 'failed'): void {
+    this.pushes.labels(outcome).inc();
   }
 
   retentionDeleted(table: string, rows: number): void {

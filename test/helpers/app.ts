@@ -5,6 +5,7 @@ import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { AppContext } from '../../src/context.js';
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
+import type { PushOptions } from '../../src/notifications/push/queue.js';
 import type { RateLimitStore } from '../../src/ratelimit/store.js';
 import { createContext } from '../../src/runtime.js';
 import { openTestDb, type TestDb } from './db.js';
@@ -30,14 +31,15 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 /**
  * An app on a fresh database with a demo set seeded; pass a ManualClock to control time, a
  * rate-limit store to share counters between apps (closed with the app), a logger to read the log,
- * a master key when another process (a `svc worker`) must read the same secrets.
+ * a master key when another process (a `svc worker`) must read the same secrets, the push queue's
+ * retry delays and time-out.
  */
 export async function startTestApp(
-  options: { clock?: Clock; config?: Partial<Config>; rateLimits?: RateLimitStore; logger?: AppOptions['logger']; masterKey?: Buffer } = {},
+  options: { clock?: Clock; config?: Partial<Config>; rateLimits?: RateLimitStore; logger?: AppOptions['logger']; masterKey?: Buffer; push?: PushOptions } = {},
 ): Promise<TestApp> {
   const testDb = await openTestDb();
   const clock = options.clock ?? systemClock;
-  const ctx = createContext(testConfig(options.config), testDb.db, options.masterKey ?? randomBytes(32), clock, { rateLimits: options.rateLimits });
+  const ctx = createContext(testConfig(options.config), testDb.db, options.masterKey ?? randomBytes(32), clock, { rateLimits: options.rateLimits, push: options.push });
   const app = await buildApp(ctx, { logger: options.logger });
   const demo = await createDemo(testDb.db, PUBLIC_URL, clock.now());
   const checkDocumented = documentedStatusCheck(app);
