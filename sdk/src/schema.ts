@@ -68,6 +68,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/notifications/types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The catalog of notification types a user can receive (a small set: both page URLs null) */
+        get: operations["listNotificationTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications/push-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The service's Web Push (VAPID) public key, to subscribe a browser with (personal access tokens only) */
+        get: operations["getPushKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/notifications/{notificationId}/read": {
         parameters: {
             query?: never;
@@ -80,6 +114,41 @@ export interface paths {
         /** Mark one of the calling token's user's notifications read (again: no change) */
         post: operations["markNotificationRead"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/push-devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The calling token's user's push devices, oldest first (a small set: both page URLs null) */
+        get: operations["listPushDevices"];
+        put?: never;
+        /** Register a browser's Web Push subscription: every notification of the user is pushed to it too (a subscription registered already keeps its id, with its keys and name updated; at most 20) */
+        post: operations["createPushDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/push-devices/{deviceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one of the calling token's user's push devices: nothing more is pushed to it */
+        delete: operations["deletePushDevice"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1703,6 +1772,18 @@ export interface components {
             createdAt: string;
             completedAt: string | null;
         };
+        /** @description A browser registered for Web Push: every notification of its user is pushed to it too. */
+        PushDevice: {
+            /** @description pdv_... */
+            id: string;
+            name: string;
+            /** @description The host of the browser's push service (e.g. fcm.googleapis.com); the endpoint URL itself is never shown. */
+            pushService: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description When its push service last accepted a message; null until then. */
+            lastUsedAt: string | null;
+        };
     };
     responses: never;
     parameters: {
@@ -2153,6 +2234,199 @@ export interface operations {
             };
         };
     };
+    listNotificationTypes: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 20, at most 100). */
+                limit?: number;
+                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                page?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every notification type. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description e.g. webhook.endpoint.auto_disabled */
+                            type: string;
+                            /** @description When a user gets a notification of this type. */
+                            description: string;
+                        }[];
+                        /** @description URL of the next page; null at the end. */
+                        nextPageUrl: string | null;
+                        /** @description URL of the previous page; null on the first page. */
+                        previousPageUrl: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPushKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The service's VAPID public key (RFC 8292): a P-256 point in base64url, PushManager.subscribe's applicationServerKey. */
+                        publicKey: string;
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     markNotificationRead: {
         parameters: {
             query?: never;
@@ -2275,6 +2549,378 @@ export interface operations {
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPushDevices: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 20, at most 100). */
+                limit?: number;
+                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                page?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every push device of the user (at most 20). */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushDevice"][];
+                        /** @description URL of the next page; null at the end. */
+                        nextPageUrl: string | null;
+                        /** @description URL of the previous page; null on the first page. */
+                        previousPageUrl: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPushDevice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A Web Push subscription as PushSubscription.toJSON() gives it, and a name. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The subscription's push service URL (https). */
+                    endpoint: string;
+                    keys: {
+                        /** @description The browser's P-256 public key, base64url (65 bytes). */
+                        p256dh: string;
+                        /** @description The authentication secret, base64url (16 bytes). */
+                        auth: string;
+                    };
+                    /** @description As PushSubscription.toJSON() gives it; not used (an expired subscription is removed at its first refused push). */
+                    expirationTime?: number | null;
+                    /** @description How the device is listed; default "Browser". */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A browser registered for Web Push: every notification of its user is pushed to it too. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushDevice"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deletePushDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Push device id (pdv_...). */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;

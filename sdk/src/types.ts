@@ -14,6 +14,8 @@ export type Order = Schemas['Order'];
 export type OrderLineItem = Schemas['OrderLineItem'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
+/** A browser registered for Web Push (POST /v1/me/push-devices); the message it gets is described in docs/notifications.md. */
+export type PushDevice = Schemas['PushDevice'];
 /** The error envelope's body: `{code, message, requestId, details?}`. */
 export type ApiErrorBody = Schemas['Error']['error'];
 export type ErrorCode = ApiErrorBody['code'];

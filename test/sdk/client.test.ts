@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSvcClient, SvcError, type Order, type SvcClient } from '../../sdk/src/index.js';
+import { createSvcClient, SvcError, type Order, type PushDevice, type SvcClient } from '../../sdk/src/index.js';
 import { userOf } from '../helpers/app.js';
 import { startLiveApp, type LiveApp } from '../helpers/live.js';
+import { browserKeys } from '../helpers/push.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 /** The SDK against the service listening on 127.0.0.1: calls typed from the document, pages, errors. */
@@ -106,6 +107,21 @@ describe('SDK client', () => {
     expect((await bound.GET('/v1/products', { params: { query: { limit: 1 } } })).data).toHaveLength(1);
     const unbound = createSvcClient({ baseUrl: t.base, token });
     expect((await refusal(unbound.GET('/v1/products'))).code).toBe('VALIDATION');
+  });
+
+  it("registers, lists and removes a user's push devices, and reads the notification types and the push key", async () => {
+    const me = createSvcClient({ baseUrl: t.base, token: userOf(t.demo, 'viewer').token });
+    const types = [];
+    for await (const type of me.paginate('/v1/notifications/types')) types.push(type.type);
+    expect(types).toContain('webhook.endpoint.auto_disabled');
+    const { publicKey } = await me.GET('/v1/notifications/push-key');
+    expect(Buffer.from(publicKey, 'base64url')).toHaveLength(65);
+    const keys = browserKeys();
+    const device: PushDevice = await me.POST('/v1/me/push-devices', { body: { endpoint: 'https://203.0.113.8/push/sdk', keys: { p256dh: keys.p256dh, auth: keys.auth }, name: 'SDK' } });
+    expect((await me.GET('/v1/me/push-devices')).data).toEqual([device]);
+    expect(await me.DELETE('/v1/me/push-devices/{deviceId}', { params: { path: { deviceId: device.id } } })).toEqual({ id: device.id, deleted: true });
+    const refused = await refusal(svc.GET('/v1/me/push-devices'));
+    expect([refused.status, refused.code]).toEqual([403, 'FORBIDDEN']);
   });
 
   it('throws SvcError with the status, code, message, requestId and details of the envelope', async () => {
