@@ -115,4 +115,16 @@ describe('the built dashboard, as the service serves it', () => {
     }
     expect(gzipped).toBeLessThan(250 * 1024);
   });
+
+  it('serves the service worker at /dashboard/sw.js, revalidated on every load, under the same policy', async () => {
+    const res = await t.app.inject({ url: '/dashboard/sw.js' });
+    expect(res.statusCode, 'run npm run build first').toBe(200);
+    expect(res.headers['content-type']).toBe('application/javascript; charset=utf-8');
+    expect(res.headers['cache-control']).toBe('no-cache');
+    expect(res.headers['content-security-policy']).toBe(DASHBOARD_CSP);
+    expect(res.body).toBe(readFileSync(join(DASHBOARD_DIST, 'sw.js'), 'utf8'));
+    expect(res.body).toContain("addEventListener('push'");
+    // Only that one script outside assets/: any other name is a page of the application.
+    expect((await t.app.inject({ url: '/dashboard/other.js' })).headers['content-type']).toBe('text/html; charset=utf-8');
+  });
 });

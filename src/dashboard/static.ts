@@ -107,6 +107,11 @@ export function registerDashboard(app: FastifyInstance, dist = DASHBOARD_DIST): 
       if (!asset) throw new ApiError('NOT_FOUND', 'No such dashboard asset: reload the page (the dashboard may have been rebuilt).');
       return send(request, reply, asset, 'public, max-age=31536000, immutable');
     }
+    // The service worker keeps its fixed name (a browser registers it by URL) and is revalidated like index.html.
+    if (rest === 'sw.js') {
+      const worker = file(rest);
+      if (worker) return send(request, reply, worker, 'no-cache');
+    }
     if (/^[\w-]+\.(?:svg|png|ico|txt)$/.test(rest)) {
       const root = file(rest);
       if (root) return send(request, reply, root, 'public, max-age=3600');

@@ -6,6 +6,7 @@ import { Empty } from '../../components/empty';
 import { ErrorBox } from '../../components/error-box';
 import { Badge, Time } from '../../components/format';
 import { Pager } from '../../components/pager';
+import { PushDevices } from './devices';
 
 type Notification = ResponseData<'/v1/notifications', 'get'>['data'][number];
 
@@ -57,6 +58,7 @@ export function Notifications() {
       ))}
       {list.loading && !list.data ? <p aria-busy="true">Loading…</p> : null}
       <Pager list={list} label="Notifications" />
+      <PushDevices />
     </section>
   );
 }
