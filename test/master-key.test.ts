@@ -87,6 +87,9 @@ describe('master key', () => {
         'webhook_endpoints.previous_secret_enc': 1,
         'webhook_endpoints.headers_enc': 1,
         'idempotency_keys.response_enc': 1,
+        // None made in this database: push keys and devices are tested in push-keys.test.ts.
+        'push_keys.private_key_enc': 0,
+        'push_devices.subscription_enc': 0,
       },
     });
     expect(await findResponse(testDb.db, next, scope, 'k', new Date(0))).toEqual(response);
