@@ -170,8 +170,8 @@ describe('hostile input', () => {
       expect(posts.length).toBeGreaterThan(0);
       for (const route of posts) {
         const url = route.path.replace('{workspaceId}', ws).replace(/\{(\w+)\}/g, 'nope');
-        // API keys and notifications are a user's: they take a personal access token.
-        const token = url.includes('/api-keys') || url.includes('/notifications') ? owner : key;
+        // API keys, notifications and push devices are a user's: they take a personal access token.
+        const token = url.includes('/api-keys') || url.includes('/notifications') || url.startsWith('/v1/me/') ? owner : key;
         for (const options of [
           { method: 'POST', url, headers: auth(token) },
           { method: 'POST', url, headers: { ...auth(token), 'content-type': 'application/json' }, payload: '' },
@@ -236,8 +236,8 @@ describe('hostile input', () => {
       expect(posts.length).toBeGreaterThan(0);
       for (const route of posts) {
         const url = route.path.replace('{workspaceId}', ws).replace(/\{(\w+)\}/g, 'nope');
-        // API keys and notifications are a user's: they take a personal access token.
-        const token = url.includes('/api-keys') || url.includes('/notifications') ? owner : key;
+        // API keys, notifications and push devices are a user's: they take a personal access token.
+        const token = url.includes('/api-keys') || url.includes('/notifications') || url.startsWith('/v1/me/') ? owner : key;
         for (const bad of ['', 'k'.repeat(256), 'tab\there', 'bell\u0007', 'del\u007f', 'caf\u00e9']) {
           await refused({ method: 'POST', url, headers: { ...auth(token), 'idempotency-key': bad } }, 400, 'VALIDATION');
         }
@@ -276,8 +276,8 @@ describe('hostile input', () => {
       for (const route of withId) {
         for (const id of badIds) {
           const url = route.path.replace('{workspaceId}', ws).replace(/\{\w+\}/g, id);
-          // Key management and a user's notifications take a personal access token; the rest an API key.
-          const token = url.includes('/api-keys') || url.startsWith('/v1/notifications/') ? owner : key;
+          // Key management, a user's notifications and push devices take a personal access token; the rest an API key.
+          const token = url.includes('/api-keys') || url.startsWith('/v1/notifications/') || url.startsWith('/v1/me/') ? owner : key;
           // A body that fits, where the route needs one, so that the id is what is refused.
           const body = route.method === 'PATCH' ? { active: true, name: 'x' } : route.path.endsWith('/recover') ? { since: new Date().toISOString(), dryRun: true } : undefined;
           const options: InjectOptions = { method: route.method as InjectOptions['method'], url, headers: auth(token) };
