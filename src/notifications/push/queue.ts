@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import { markUsed, removeGone, targetsOf, type Target } from './devices.js';
 import { VapidKeys } from './keys.js';
-import { PUSH_TTL_SECONDS, payloadOf, pushRequest, type PushPayload } from './message.js';
+import { PUSH_TTL_SECONDS, payloadOf, pushRequest, type PushPayload, type PushRequest } from './message.js';
 import { pushServiceOf } from './subscription.js';
 import { PushTransport } from './transport.js';
 
@@ -181,10 +181,7 @@ export class PushQueue {
     while (!this.stopped && this.inFlight.size < this.concurrency && this.waiting.length > 0) {
       const job = this.waiting.shift()!;
       const running: Promise<void> = this.attempt(job)
-        .catch((error: unknown) => {
-          this.deps.recorded?.('failed');
-          this.onError(error, SEND);
-        })
+        .catch((error: unknown) => this.onError(error, SEND))
         .finally(() => {
           this.inFlight.delete(running);
           this.next();
@@ -194,8 +191,13 @@ export class PushQueue {
   }
 
   private async attempt(job: Job): Promise<void> {
-    const keys = await this.keys.get();
-    const request = pushRequest(job.target.subscription, job.payload, keys, this.deps.config.pushContact);
+    let request: PushRequest;
+    try {
+      request = pushRequest(job.target.subscription, job.payload, await this.keys.get(), this.deps.config.pushContact);
+    } catch (error) {
+      this.deps.recorded?.('failed');
+      throw error;
+    }
     const answer = await this.transport.send(request, this.abort.signal);
     if (this.stopped) return;
     const { status } = answer;
