@@ -9,7 +9,6 @@ import { registerJsonParser } from './http/json-body.js';
 import { registerIdempotency } from './idempotency/plugin.js';
 import { requestLogger } from './http/logger.js';
 import { settle } from './http/settle.js';
-import { holdWrites } from './http/write-holds.js';
 import { checkRequestUrl } from './http/url.js';
 import { compileValidator } from './http/validation.js';
 import { newId } from './lib/ids.js';
@@ -64,7 +63,6 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     }
     settle(() => checkRequestUrl(request.url), done);
   });
-  holdWrites(app, ctx);
 
   await registerOpenApi(app, { publicUrl: ctx.config.publicUrl });
 
@@ -73,6 +71,9 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   registerIdempotency(app, ctx);
   const unfollow = await ctx.credentials.follow(ctx.db);
   app.addHook('onClose', async () => unfollow());
+  // Every process that writes events positions them in the log (events/sequencer.ts).
+  await ctx.sequencer.start();
+  app.addHook('onClose', async () => ctx.sequencer.stop());
   await registerRoutes(app, ctx);
 
   registerOpsRoutes(app, ctx, { redis: true });

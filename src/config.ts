@@ -49,11 +49,6 @@ export interface Config {
   metricsPort: number | null;
   /** A comment line on every event stream this often, so idle connections stay open. */
   streamKeepAliveMs: number;
-  /**
-   * How far behind the clock an event stream stays for writes of other processes, which it cannot
-   * see (outbox/in-flight.ts): 1s by default.
-   */
-  streamSettleMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -156,15 +151,6 @@ function pushContact(env: Env, publicUrl: string): string {
   return publicUrl.startsWith('https:') && new URL(publicUrl).hostname !== 'localhost' ? publicUrl : 'mailto:webmaster@localhost';
 }
 
-/** `SVC_STREAM_SETTLE`: `0` or a duration up to a minute; 1s by default. */
-function streamSettle(env: Env): number {
-  const raw = (env.SVC_STREAM_SETTLE ?? '').trim();
-  if (raw === '0') return 0;
-  const ms = duration(env, 'SVC_STREAM_SETTLE', '1s');
-  if (ms > 60_000) throw new ConfigError(`SVC_STREAM_SETTLE must be 0 or a duration up to 1m, got "${raw}"`);
-  return ms;
-}
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -242,6 +228,5 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: metricsToken(env),
     metricsPort: env.SVC_METRICS_PORT ? integer(env, 'SVC_METRICS_PORT', 0, 0, 65535) : null,
     streamKeepAliveMs: positiveDuration(env, 'SVC_STREAM_KEEPALIVE', '15s'),
-    streamSettleMs: streamSettle(env),
   };
 }

@@ -7,10 +7,9 @@ import type { Clock } from './lib/clock.js';
 import type { SecretBox } from './lib/secretbox.js';
 import type { Metrics } from './ops/metrics.js';
 import type { DeliveryNotifier } from './outbox/notifier.js';
+import type { Sequencer } from './events/sequencer.js';
 import type { EventHub } from './events/stream/hub.js';
 import type { PushQueue } from './notifications/push/queue.js';
-import type { EventWakeups } from './outbox/event-wakeups.js';
-import type { InFlightWrites } from './outbox/in-flight.js';
 import type { Outbox } from './outbox/outbox.js';
 import type { ProductCreations } from './products/create-batch.js';
 import type { RateLimitStore } from './ratelimit/store.js';
@@ -31,10 +30,8 @@ export interface AppContext {
   notifier: DeliveryNotifier;
   /** The one writer of events and deliveries (see outbox/outbox.ts). */
   outbox: Outbox;
-  /** Writes of this process that may still commit events: the event log's settled horizon (see outbox/in-flight.ts). */
-  writes: InFlightWrites;
-  /** Wakes the event streams after writes commit events (see outbox/event-wakeups.ts). */
-  eventWakeups: EventWakeups;
+  /** Gives committed batches of events their place in the log's order (see events/sequencer.ts). */
+  sequencer: Sequencer;
   /** The live event streams of this process (see events/stream/hub.ts). */
   eventStreams: EventHub;
   /** Product creations arriving together, written together (see products/create-batch.ts). */

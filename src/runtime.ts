@@ -5,8 +5,7 @@ import { CredentialCache } from './auth/cache.js';
 import { ConfigError, type Config } from './config.js';
 import { HELD_CLAIMS_PER_WORKER } from './webhooks/engine/held-claim.js';
 import { EventHub } from './events/stream/hub.js';
-import { EventWakeups } from './outbox/event-wakeups.js';
-import { InFlightWrites } from './outbox/in-flight.js';
+import { Sequencer } from './events/sequencer.js';
 import { DeliveryNotifier } from './outbox/notifier.js';
 import { Outbox } from './outbox/outbox.js';
 import { ProductCreations } from './products/create-batch.js';
@@ -67,15 +66,13 @@ export function createContext(
   db: Db,
   masterKey: Buffer,
   clock: Clock = systemClock,
-  deps: { rateLimits?: RateLimitStore; writes?: InFlightWrites; push?: PushOptions } = {},
+  deps: { rateLimits?: RateLimitStore; push?: PushOptions } = {},
 ): AppContext {
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
   const notifier = new DeliveryNotifier(db, clock, config.leaseMs);
-  // Contexts of one process that share a database share its writes in flight too (tests build such pairs).
-  const writes = deps.writes ?? new InFlightWrites(clock, config.streamSettleMs);
-  const eventWakeups = new EventWakeups(db);
-  const outbox = new Outbox(db, notifier, eventWakeups, writes);
+  const sequencer = new Sequencer(db, config.pollIntervalMs);
+  const outbox = new Outbox(db, notifier, sequencer);
   const metrics = new Metrics(db, clock);
   return {
     config,
@@ -86,9 +83,8 @@ export function createContext(
     credentials: new CredentialCache(),
     notifier,
     outbox,
-    writes,
-    eventWakeups,
-    eventStreams: new EventHub({ db, writes, wakeups: eventWakeups, pollIntervalMs: config.pollIntervalMs }),
+    sequencer,
+    eventStreams: new EventHub({ db, sequencer, pollIntervalMs: config.pollIntervalMs }),
     productCreations: new ProductCreations(db, outbox),
     reads: new ReadCoalescer(),
     recoveries: new RecoveryRunner(db, clock),

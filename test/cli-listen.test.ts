@@ -55,7 +55,7 @@ describe('svc listen', () => {
     t = await startTestApp({ masterKey });
     apiKey = t.demo.workspaces[0].apiKey;
     const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${t.testDb.schema}`)}`;
-    server = await startServer([], { ...env, DATABASE_URL: url, SVC_MASTER_KEY: masterKey.toString('hex'), SVC_STREAM_SETTLE: '200ms' });
+    server = await startServer([], { ...env, DATABASE_URL: url, SVC_MASTER_KEY: masterKey.toString('hex') });
     proxy = new TcpProxy(port);
     await proxy.start();
   });

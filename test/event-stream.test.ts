@@ -9,15 +9,14 @@ import { POSTGRES_URL } from './helpers/db.js';
 import { ok } from './helpers/expect.js';
 import { openSse, type SseClient } from './helpers/sse.js';
 
-/** Lists a workspace's events through `t`, oldest first. */
-async function logOf(t: TestApp, token: string): Promise<string[]> {
-  const all: string[] = [];
-  for (let url: string | null = '/v1/events?limit=100'; url; ) {
-    const page: { data: { id: string }[]; nextPageUrl: string | null } = ok(await t.call(token, 'GET', url));
-    all.push(...page.data.map((e) => e.id));
-    url = page.nextPageUrl && new URL(page.nextPageUrl).pathname + new URL(page.nextPageUrl).search;
-  }
-  return all.reverse();
+/** A workspace's events in the log's order: by their batch's position, then their place in it (migrations/019). */
+async function logOf(t: TestApp, workspaceId: string): Promise<string[]> {
+  const rows = await t.ctx.db.query<{ id: string }>(
+    `SELECT x.id FROM event_batches b CROSS JOIN LATERAL unnest(b.event_ids) WITH ORDINALITY AS x (id, n)
+      WHERE b.workspace_id = $1 AND b.position IS NOT NULL ORDER BY b.position, x.n`,
+    [workspaceId],
+  );
+  return rows.map((r) => r.id);
 }
 
 async function listening(app: TestApp['app']): Promise<string> {
@@ -40,8 +39,8 @@ describe('event stream', () => {
     return client;
   };
   const create = async (name: string, token = key) => ok(await t.call(token, 'POST', '/v1/products', { name }), 201).id as string;
-  /** The workspace's events, oldest first, as the log lists them. */
-  const logged = (token = key) => logOf(t, token);
+  /** The workspace's events in the log's order. */
+  const logged = (workspaceId = ws1) => logOf(t, workspaceId);
 
   beforeAll(async () => {
     t = await startTestApp({ config: { streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000 } });
@@ -149,15 +148,20 @@ describe('event stream', () => {
     expect((await both.waitFor(1)).map((m) => m.id)).toEqual([replayed[7]]);
   });
 
-  it('resumes after an event that is gone (retention), or another workspace\'s, by its time alone', async () => {
-    const other = t.demo.workspaces[1].apiKey;
-    await create('Elsewhere', other);
-    const [foreign] = (await logged(other)).slice(-1);
-    const mine = await create('Mine after');
-    const stream = await open('/v1/events/stream', { 'last-event-id': foreign });
-    const [first] = await stream.waitFor(1);
-    expect(JSON.parse(first.data).subject.id).toBe(mine);
-    expect(stream.raw).not.toContain(foreign);
+  it('refuses to resume after an event the workspace does not have (another workspace\'s, or none at all)', async () => {
+    const other = t.demo.workspaces[1];
+    await create('Elsewhere', other.apiKey);
+    const [{ id: foreign }] = ok(await t.call(other.apiKey, 'GET', '/v1/events?limit=1')).data;
+    for (const [path, headers] of [
+      ['/v1/events/stream', { 'last-event-id': foreign }],
+      [`/v1/events/stream?after=${foreign}`, {}],
+      ['/v1/events/stream', { 'last-event-id': 'evt_01jd3x0000000000000000000a' }],
+    ] as const) {
+      const refused = await open(path, headers);
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.raw).error).toMatchObject({ code: 'VALIDATION', message: expect.stringContaining('names no event of this workspace') });
+      expect(refused.raw).not.toContain('Elsewhere');
+    }
   });
 
   it('keeps workspaces apart: a stream sees its own workspace only, and never another\'s by path or header', async () => {
@@ -215,7 +219,7 @@ describe('event stream', () => {
     const reads: string[] = [];
     const query = t.ctx.db.query.bind(t.ctx.db);
     t.ctx.db.query = ((sql: string, params?: unknown[]) => {
-      if (/FROM events\s/.test(sql) && sql.includes('ORDER BY created_at, id')) reads.push(sql);
+      if (sql.includes('FROM event_batches b') && sql.includes('ORDER BY b.position, x.n')) reads.push(sql);
       return query(sql, params);
     }) as typeof t.ctx.db.query;
     try {
@@ -258,24 +262,6 @@ describe('event stream', () => {
     }
   });
 
-  it('holds an event back while an older one may still commit, then sends both in the log\'s order', async () => {
-    const stream = await open('/v1/events/stream');
-    // A write of this process took its time and has not committed yet (as a request does before its
-    // statement runs); a later write commits first.
-    const early = t.clock.now();
-    const release = t.ctx.writes.hold(early.getTime());
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const later = await create('Committed first');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(stream.messages).toHaveLength(0);
-    const earlier = await t.ctx.productCreations.create(ws1, { name: 'Committed last' }, early);
-    release();
-    const [a, b] = await stream.waitFor(2);
-    expect([JSON.parse(a.data).subject.id, JSON.parse(b.data).subject.id]).toEqual([earlier.id, later]);
-    const log = await logged();
-    expect(log.indexOf(b.id!)).toBe(log.indexOf(a.id!) + 1);
-  });
-
   it('sends a keep-alive comment every SVC_STREAM_KEEPALIVE, and ends at the next one once the credential is revoked', async () => {
     const owner = userOf(t.demo, 'owner').token;
     const revoked = ok(await t.call(owner, 'POST', `/v1/workspaces/${ws1}/api-keys`, { name: 'to revoke' }), 201);
@@ -314,16 +300,17 @@ describe('event stream under concurrent writes, and across processes', () => {
   let base: string;
   let secondBase: string;
   let key: string;
+  let ws: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ config: { streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000, streamSettleMs: 2_000 } });
+    t = await startTestApp({ config: { streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000 } });
     base = await listening(t.app);
     key = t.demo.workspaces[0].apiKey;
-    // A second API process on the same database: its own connections and LISTEN, and a poll too
-    // rare to matter, so NOTIFY is what wakes it; the first's writes in flight are unknown to it, so
-    // it stays SVC_STREAM_SETTLE behind.
+    ws = t.demo.workspaces[0].id;
+    // A second API process on the same database: its own connections, LISTEN and sequencer, and a
+    // poll too rare to matter, so NOTIFY is what wakes it.
     const db = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema, poolSize: 5 });
-    const config = testConfig({ streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000, streamSettleMs: 2_000, pollIntervalMs: 60_000 });
+    const config = testConfig({ streamKeepAliveMs: 60_000, rateLimitApiKey: 1_000_000, pollIntervalMs: 60_000 });
     const ctx = createContext(config, db, randomBytes(32));
     const app = await buildApp(ctx);
     secondBase = await listening(app);
@@ -375,27 +362,74 @@ describe('event stream under concurrent writes, and across processes', () => {
     const secondPart = (await hopping.waitFor(240, 60_000)).map((m) => m.id!);
     steady.close();
     hopping.close();
-    const log = await logOf(t, key);
+    const log = await logOf(t, ws);
     const from = log.indexOf(all[0]);
     expect(all).toEqual(log.slice(from, from + 300));
     expect([...firstPart, ...secondPart]).toEqual(all);
   }, 120_000);
 
-  it('follows the writes of another process on the same database: each event once, in the log\'s order', async () => {
-    const stream = await openSse(`${secondBase}/v1/events/stream`, { authorization: `Bearer ${key}` });
+  it('sends a write of one process held by a row lock after the events another process committed meanwhile, once', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const call = async (url: string, method: string, body: unknown) => {
+      const res = await fetch(url, { method, headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status).toBeLessThan(300);
+      return (await res.json()) as { id: string };
+    };
+    const stream = await openSse(`${secondBase}/v1/events/stream`, auth);
+    const held = (await call(`${base}/v1/products`, 'POST', { name: 'Held' })).id;
+    const [createdHeld] = await stream.waitFor(1, 30_000);
+    // Another transaction holds the product's row for 3 s: the rename through the first process
+    // takes its time now, then waits; the second process creates products meanwhile.
+    const blocker = await t.ctx.db.begin();
+    await blocker.query('SELECT id FROM products WHERE id = $1 FOR UPDATE', [held]);
+    const renaming = call(`${base}/v1/products/${held}`, 'PATCH', { name: 'Held, renamed' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const meanwhile = [(await call(`${secondBase}/v1/products`, 'POST', { name: 'Meanwhile 1' })).id, (await call(`${secondBase}/v1/products`, 'POST', { name: 'Meanwhile 2' })).id];
+    // Sent live, without waiting for the held write.
+    const live = await stream.waitFor(3, 30_000);
+    expect(live.slice(1).map((m) => JSON.parse(m.data).subject.id)).toEqual(meanwhile);
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(stream.messages).toHaveLength(3);
+    await blocker.commit();
+    await renaming;
+    const updated = (await stream.waitFor(4, 30_000))[3];
+    const body = JSON.parse(updated.data);
+    expect(body).toMatchObject({ type: 'product.updated', subject: { id: held } });
+    // Its time is before the others', its place in the log after them.
+    expect(Date.parse(body.created)).toBeLessThan(Date.parse(JSON.parse(live[1].data).created));
+    const log = await logOf(t, ws);
+    const from = log.indexOf(createdHeld.id!);
+    expect(log.slice(from, from + 4)).toEqual(stream.messages.map((m) => m.id));
+    // Resumed from before it and from after it, on either process: nothing missed, nothing twice.
+    const fromBefore = await openSse(`${base}/v1/events/stream`, { ...auth, 'last-event-id': live[2].id! });
+    const fromAfter = await openSse(`${secondBase}/v1/events/stream`, { ...auth, 'last-event-id': updated.id! });
+    const next = (await call(`${base}/v1/products`, 'POST', { name: 'After all' })).id;
+    const [afterAll] = await fromAfter.waitFor(1, 30_000);
+    expect(JSON.parse(afterAll.data).subject.id).toBe(next);
+    expect((await fromBefore.waitFor(2, 30_000)).map((m) => m.id)).toEqual([updated.id, afterAll.id]);
+    for (const client of [stream, fromBefore, fromAfter]) client.close();
+  }, 60_000);
+
+  it('follows the writes of 100 concurrent writers over two processes: every reader of either gets each event once, in the log\'s order', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const stream = await openSse(`${secondBase}/v1/events/stream`, auth);
     const started = Date.now();
-    // The other process writes alone first: its NOTIFY, not a poll, brings the event.
+    // The other process writes alone first: its sequencer's NOTIFY, not a poll, brings the event.
     const res = await t.call(key, 'POST', '/v1/products', { name: 'From the first process' });
     const [first] = await stream.waitFor(1, 30_000);
     expect(JSON.parse(first.data).subject.id).toBe(res.json().id);
     expect(Date.now() - started).toBeLessThan(10_000);
-    // Then both processes write at once.
-    await write([base, secondBase], 100, 12);
-    const received = (await stream.waitFor(201, 60_000)).map((m) => m.id!);
-    stream.close();
-    const log = await logOf(t, key);
-    const from = log.indexOf(received[0]);
-    expect(received).toEqual(log.slice(from, from + 201));
-    expect(second.ctx.eventStreams.size).toBeLessThanOrEqual(1);
+    const readers = [stream, ...(await Promise.all([base, base, secondBase].map((url) => openSse(`${url}/v1/events/stream`, { ...auth, 'last-event-id': first.id! }))))];
+    // Then 100 writers at once, through both processes.
+    await write([base, secondBase], 200, 100);
+    const received = await Promise.all(readers.map(async (reader) => (await reader.waitFor(reader === stream ? 401 : 400, 60_000)).map((m) => m.id!)));
+    const log = await logOf(t, ws);
+    const expected = log.slice(log.indexOf(first.id!) + 1, log.indexOf(first.id!) + 401);
+    expect(expected).toHaveLength(400);
+    for (const [i, reader] of readers.entries()) {
+      expect(received[i].slice(reader === stream ? 1 : 0)).toEqual(expected);
+      reader.close();
+    }
+    expect(second.ctx.eventStreams.size).toBeLessThanOrEqual(2);
   }, 120_000);
 });

@@ -13,7 +13,7 @@ describe('retention', () => {
   let clock: ManualClock;
   let endpointId: string;
 
-  const ids = async (table: 'events' | 'webhook_deliveries') => (await t.ctx.db.query<{ id: string }>(`SELECT id FROM ${table} ORDER BY id`)).map((r) => r.id);
+  const ids = async (table: 'events' | 'webhook_deliveries' | 'event_batches') => (await t.ctx.db.query<{ id: string }>(`SELECT id FROM ${table} ORDER BY id`)).map((r) => r.id);
   const deliveries = async () =>
     t.ctx.db.query<{ id: string; event_id: string; status: string }>('SELECT id, event_id, status FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY id', [endpointId]);
   const setStatus = (id: string, status: string) =>
@@ -64,15 +64,16 @@ describe('retention', () => {
 
     const run = await runRetention(t.ctx, { batchSize: 2, pauseMs: 0 });
     // Attempts go with their deliveries; a kept delivery keeps its whole log.
-    expect(run.deleted).toEqual({ webhook_deliveries: 4, webhook_delivery_attempts: 8, events: 5, webhook_recoveries: 0, webhook_endpoint_stats: 0, webhook_endpoint_stats_hourly: 0, webhook_endpoint_stats_6h: 0 });
+    // The event log's batches go by age alone: the kept event can no longer be resumed after.
+    expect(run.deleted).toEqual({ webhook_deliveries: 4, webhook_delivery_attempts: 8, events: 5, webhook_recoveries: 0, event_batches: 6, webhook_endpoint_stats: 0, webhook_endpoint_stats_hourly: 0, webhook_endpoint_stats_6h: 0 });
     expect(await ids('webhook_deliveries')).toEqual([old[4].id, recent.id]);
     expect(await attemptsOf()).toEqual([`${old[4].id}/1`, `${old[4].id}/2`, `${recent.id}/1`]);
     expect(await ids('events')).toEqual([old[4].event_id, recent.event_id].sort());
 
     // A second run finds nothing more; once the pending one finishes, it goes with its event.
-    expect((await runRetention(t.ctx, { batchSize: 2, pauseMs: 0 })).deleted).toEqual({ webhook_deliveries: 0, webhook_delivery_attempts: 0, events: 0, webhook_recoveries: 0, webhook_endpoint_stats: 0, webhook_endpoint_stats_hourly: 0, webhook_endpoint_stats_6h: 0 });
+    expect((await runRetention(t.ctx, { batchSize: 2, pauseMs: 0 })).deleted).toEqual({ webhook_deliveries: 0, webhook_delivery_attempts: 0, events: 0, webhook_recoveries: 0, event_batches: 0, webhook_endpoint_stats: 0, webhook_endpoint_stats_hourly: 0, webhook_endpoint_stats_6h: 0 });
     await setStatus(old[4].id, 'failed');
-    expect((await runRetention(t.ctx, { pauseMs: 0 })).deleted).toEqual({ webhook_deliveries: 1, webhook_delivery_attempts: 2, events: 1, webhook_recoveries: 0, webhook_endpoint_stats: 0, webhook_endpoint_stats_hourly: 0, webhook_endpoint_stats_6h: 0 });
+    expect((await runRetention(t.ctx, { pauseMs: 0 })).deleted).toEqual({ webhook_deliveries: 1, webhook_delivery_attempts: 2, events: 1, webhook_recoveries: 0, event_batches: 0, webhook_endpoint_stats: 0, webhook_endpoint_stats_hourly: 0, webhook_endpoint_stats_6h: 0 });
     expect(await ids('webhook_deliveries')).toEqual([recent.id]);
     expect(await attemptsOf()).toEqual([`${recent.id}/1`]);
     expect(await ids('events')).toEqual([recent.event_id]);
@@ -104,6 +105,7 @@ describe('retention', () => {
     expect(sum('events')).toBe(events);
     expect(await ids('webhook_deliveries')).toEqual([]);
     expect(await ids('events')).toEqual([]);
+    expect(await ids('event_batches')).toEqual([]);
   });
 
   it('keeps everything with SVC_RETENTION=0', async () => {

@@ -377,11 +377,12 @@ export interface paths {
          *     `GET /events/{eventId}` serves it and webhooks deliver it. Lines starting with `:` are comments: one
          *     is sent every 15 seconds (SVC_STREAM_KEEPALIVE) so that idle connections stay open.
          *
-         *     Events arrive in the order of the event log (creation time, then id), each once. Without a resume
+         *     Events arrive in the order in which they committed, each once: an event is sent after every event
+         *     that committed before it, whatever its time says and whichever process wrote it. Without a resume
          *     point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every
          *     event after that one, then goes on live, so a client that reconnects with the last id it received
-         *     misses nothing and receives nothing twice. An event is sent once no write still in progress can add
-         *     an older one (see docs/events-stream.md), so a stream never skips an event that commits late.
+         *     misses nothing and receives nothing twice. An id that names no event of the workspace is a 400
+         *     (see docs/events-stream.md).
          *
          *     The stream counts as one request against the rate limit. It ends when the server stops or the
          *     credential is revoked; reconnect with `Last-Event-ID`.
@@ -808,11 +809,12 @@ export interface paths {
          *     `GET /events/{eventId}` serves it and webhooks deliver it. Lines starting with `:` are comments: one
          *     is sent every 15 seconds (SVC_STREAM_KEEPALIVE) so that idle connections stay open.
          *
-         *     Events arrive in the order of the event log (creation time, then id), each once. Without a resume
+         *     Events arrive in the order in which they committed, each once: an event is sent after every event
+         *     that committed before it, whatever its time says and whichever process wrote it. Without a resume
          *     point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every
          *     event after that one, then goes on live, so a client that reconnects with the last id it received
-         *     misses nothing and receives nothing twice. An event is sent once no write still in progress can add
-         *     an older one (see docs/events-stream.md), so a stream never skips an event that commits late.
+         *     misses nothing and receives nothing twice. An id that names no event of the workspace is a 400
+         *     (see docs/events-stream.md).
          *
          *     The stream counts as one request against the rate limit. It ends when the server stops or the
          *     credential is revoked; reconnect with `Last-Event-ID`.

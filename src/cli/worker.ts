@@ -35,6 +35,8 @@ export async function runWorker(config: Config): Promise<void> {
   const cleanup = startIdempotencyCleanup(ctx, (error) => report(error, 'idempotency key clean-up'));
   ctx.recoveries.start((error) => report(error, 'webhook recovery batch'));
   ctx.push.start(report);
+  // Events it writes (an endpoint auto-disabled) get their place in the log here too.
+  await ctx.sequencer.start();
 
   const stop = async () => {
     // First: /readyz answers 503 from now on.
@@ -47,6 +49,7 @@ export async function runWorker(config: Config): Promise<void> {
     await ctx.recoveries.stop();
     await workers.stop();
     await ctx.push.stop();
+    await ctx.sequencer.stop();
     await ops?.close();
     await ctx.db.close();
     process.exit(0);

@@ -1,14 +1,16 @@
 /**
- * The channel on which writes of events wake the event streams of every process (events/stream/).
- * A payload is `<origin>:<workspace id>,<workspace id>...`: the origin names the process that sent it
- * (its own streams were woken directly and skip it; empty when sent from inside a transaction, which
- * every process, the sender's too, must hear), and an empty list means every workspace. Named per
- * schema (db/channels.ts): a workspace id is only meaningful in its own schema.
+ * The channel of the event log, with two kinds of payload `<origin>:<workspace id>,<workspace id>...`:
+ * - without origin, sent at the commit of a transaction that wrote events: every process's sequencer
+ *   (events/sequencer.ts) is to give their batches positions;
+ * - with the origin of the process whose sequencer has just done so: every process's event streams
+ *   (events/stream/) have new events to send; the sender's own were told directly and skip it.
+ * An empty list means every workspace. Named per schema (db/channels.ts): a workspace id is only
+ * meaningful in its own schema.
  */
 export const EVENT_CHANNEL = 'svc_events';
 
 /** NOTIFY payloads must stay under 8000 bytes: past this many workspaces, one wake-up for all. */
-const MAX_LISTED = 200;
+export const MAX_LISTED = 200;
 
 export function eventWakePayload(origin: string, workspaceIds: Iterable<string>): string {
   const ids = [...workspaceIds];

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 /** Resource id prefixes; the rest of an id is 10 chars of time and 16 of randomness (Crockford base32). */
 export type IdPrefix =
-  | 'org' | 'wsp' | 'usr' | 'prd' | 'ord' | 'evt' | 'whe' | 'whd' | 'whr' | 'key' | 'pat' | 'ntf' | 'pdv' | 'req' | 'idk';
+  | 'org' | 'wsp' | 'usr' | 'prd' | 'ord' | 'evt' | 'evb' | 'whe' | 'whd' | 'whr' | 'key' | 'pat' | 'ntf' | 'pdv' | 'req' | 'idk';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -64,6 +64,8 @@ export const SWEEPS: Sweep[] = [
   },
   // Bulk recoveries: finished ones; a running one is still work (its cursor is where it resumes).
   { table: 'webhook_recoveries', prefix: 'whr', keep: `status = 'running'` },
+  // The event log's batches (events/sequencer.ts): not while one still waits for its position.
+  { table: 'event_batches', prefix: 'evb', keep: 'position IS NULL' },
 ];
 
 /** The rollup's levels, pruned by age in batches, in this order. */

@@ -6,9 +6,8 @@ import { idTimePrefix, newId } from '../lib/ids.js';
 import { toIso } from '../lib/iso.js';
 import { DELIVERY_CHANNEL } from '../webhooks/engine/wakeups.js';
 import { EVENT_CHANNEL, eventWakePayload } from '../events/channel.js';
-import type { EventWakeups } from './event-wakeups.js';
+import type { Sequencer } from '../events/sequencer.js';
 import { ORDERING_SEQ, fanOut, fanOutCtes, fanOutValues, handOffValues, singleEvent } from './fanout.js';
-import type { InFlightWrites } from './in-flight.js';
 import type { DeliveryNotifier, FanOutResult, HandOff } from './notifier.js';
 
 /**
@@ -18,11 +17,17 @@ import type { DeliveryNotifier, FanOutResult, HandOff } from './notifier.js';
  * here, and no other module inserts into `events` or `webhook_deliveries` (a test holds to that).
  */
 
-const INSERT_EVENT = 'INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)';
+const INSERT_EVENT = 'INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at, batch_id)';
 
-/** The columns of an events row, in the order of INSERT_EVENT. */
-function eventValues(event: StoredEvent): unknown[] {
-  return [event.id, event.workspaceId, event.type, event.subject?.type ?? null, event.subject?.id ?? null, event.body, event.createdAt];
+/**
+ * The batch of a write's events in one workspace: the unit the sequencer gives a position once the
+ * write has committed (events/sequencer.ts).
+ */
+const INSERT_BATCH = 'INSERT INTO event_batches (id, workspace_id, event_ids)';
+
+/** The columns of an events row, in the order of INSERT_EVENT; the event is a batch of its own. */
+function eventValues(event: StoredEvent, batchId: string): unknown[] {
+  return [event.id, event.workspaceId, event.type, event.subject?.type ?? null, event.subject?.id ?? null, event.body, event.createdAt, batchId];
 }
 
 /**
@@ -37,18 +42,22 @@ export interface Mutation {
 }
 
 /**
- * Wakes the event streams of every process, this one's too, when the caller's transaction commits
- * (events/channel.ts). The writes inside a transaction do this; standalone ones wake after their
- * statement (EventWakeups), outside any transaction.
+ * Wakes the sequencer of every process, this one's too, when the caller's transaction commits
+ * (events/channel.ts), so that its batches get their positions. The writes inside a transaction do
+ * this; standalone ones wake their own process's sequencer after their statement.
  */
 async function wakeStreamsAtCommit(q: Queryable, workspaceIds: string[]): Promise<void> {
   if (workspaceIds.length > 0) await q.query(`SELECT pg_notify(${channelSql(EVENT_CHANNEL)}, $1)`, [eventWakePayload('', new Set(workspaceIds))]);
 }
 
-/** Records an event inside the caller's transaction, with its deliveries; workers and streams are NOTIFYed at commit. */
+/** Records an event inside the caller's transaction, with its deliveries; workers and sequencers are NOTIFYed at commit. */
 export async function recordEvent(q: Queryable, input: EventInput): Promise<StoredEvent> {
   const event = buildEvent(input);
-  await q.query(`${INSERT_EVENT} VALUES ($1, $2, $3, $4, $5, $6, $7)`, eventValues(event));
+  const batchId = newId('evb', event.createdAt);
+  await q.query(
+    `WITH event AS (${INSERT_EVENT} VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id) ${INSERT_BATCH} SELECT $8, $2, ARRAY[id] FROM event`,
+    eventValues(event, batchId),
+  );
   await fanOut(q, event);
   await wakeStreamsAtCommit(q, [event.workspaceId]);
   return event;
@@ -106,10 +115,23 @@ export interface EventFields {
   at: string;
   delivery_prefix: string;
   patterns: string[];
+  /** The batch of the write's events in this workspace (set by batchRows). */
+  batch_id?: string;
 }
 
 const EVENT_FIELD_COLUMNS =
-  'event_id text, workspace_id text, event_type text, subject_type text, subject_id text, event_body text, at timestamptz, delivery_prefix text, patterns text[]';
+  'event_id text, workspace_id text, event_type text, subject_type text, subject_id text, event_body text, at timestamptz, delivery_prefix text, patterns text[], batch_id text';
+
+/** The rows with the batch of their workspace: one per workspace the write touches. */
+function batchRows<Row extends EventFields>(rows: Row[]): Row[] {
+  const batches = new Map<string, string>();
+  for (const row of rows) {
+    let batch = batches.get(row.workspace_id);
+    if (batch === undefined) batches.set(row.workspace_id, (batch = newId('evb', new Date(row.at))));
+    row.batch_id = batch;
+  }
+  return rows;
+}
 
 /** An event's fields for an input row of changeMany, the event built (its id and text) once here. */
 export function eventFields(input: EventInput): { event: StoredEvent; fields: EventFields } {
@@ -151,12 +173,14 @@ type WithFanOut<Row> = Row & { fanout: FanOutResult | null };
 function changeStatement(mutation: Mutation, event: StoredEvent, standalone: boolean): string {
   const base = mutation.params.length;
   const e = (i: number) => `$${base + i}`;
-  const f = (i: number) => `$${base + 7 + i}`;
+  const f = (i: number) => `$${base + 8 + i}`;
   return `WITH ${mutation.before ? `${mutation.before}, ` : ''}mutated AS (${mutation.sql}),
      event AS (
        ${INSERT_EVENT}
-       SELECT ${e(1)}, ${e(2)}, ${e(3)}, ${e(4)}, ${e(5)}, ${e(6)}, ${e(7)}::timestamptz WHERE EXISTS (SELECT 1 FROM mutated)
+       SELECT ${e(1)}, ${e(2)}, ${e(3)}, ${e(4)}, ${e(5)}, ${e(6)}, ${e(7)}::timestamptz, ${e(8)} WHERE EXISTS (SELECT 1 FROM mutated)
        RETURNING id
+     ), batched AS (
+       ${INSERT_BATCH} SELECT ${e(8)}, ${e(2)}, ARRAY[id] FROM event
      ), ${fanOutCtes(singleEvent(f, 'event', standalone), !standalone, standalone)}
      SELECT mutated.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT row_to_json(fanout) FROM fanout) END AS fanout FROM mutated`;
 }
@@ -173,7 +197,9 @@ function changeManyStatement(batch: Batch<unknown>, standalone: boolean): string
      ), mutated AS (${batch.mutation}),
      logged AS (
        ${INSERT_EVENT}
-       SELECT event_id, workspace_id, event_type, subject_type, subject_id, event_body, at FROM input
+       SELECT event_id, workspace_id, event_type, subject_type, subject_id, event_body, at, batch_id FROM input
+     ), batched AS (
+       ${INSERT_BATCH} SELECT batch_id, workspace_id, array_agg(event_id ORDER BY event_id) FROM input GROUP BY batch_id, workspace_id
      ), ${fanOutCtes(`(SELECT workspace_id, event_id, event_type, at, delivery_prefix, patterns, subject_id${lease} FROM input)`, !standalone, standalone)}
      SELECT mutated.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT row_to_json(fanout) FROM fanout) END AS fanout FROM mutated`;
 }
@@ -183,14 +209,18 @@ const withoutFanOut = <Row>(rows: WithFanOut<Row>[]): Row[] => rows.map(({ fanou
 /** A change with its event, inside the caller's transaction (NOTIFY at its commit). */
 export async function changeIn<Row>(q: Queryable, mutation: Mutation, input: EventInput): Promise<Row[]> {
   const event = buildEvent(input);
-  const rows = await q.query<WithFanOut<Row>>(changeStatement(mutation, event, false), [...mutation.params, ...eventValues(event), ...fanOutValues(event)]);
+  const rows = await q.query<WithFanOut<Row>>(changeStatement(mutation, event, false), [
+    ...mutation.params,
+    ...eventValues(event, newId('evb', event.createdAt)),
+    ...fanOutValues(event),
+  ]);
   await wakeStreamsAtCommit(q, rows.length > 0 ? [event.workspaceId] : []);
   return withoutFanOut(rows);
 }
 
 /** Many changes with an event each, inside the caller's transaction (NOTIFY at its commit). */
 export async function changeManyIn<Row, Input>(q: Queryable, batch: Batch<Input>): Promise<Row[]> {
-  const rows = await q.query<WithFanOut<Row>>(changeManyStatement(batch, false), [JSON.stringify(batch.rows)]);
+  const rows = await q.query<WithFanOut<Row>>(changeManyStatement(batch, false), [JSON.stringify(batchRows(batch.rows))]);
   await wakeStreamsAtCommit(q, batch.rows.map((r) => r.workspace_id));
   return withoutFanOut(rows);
 }
@@ -198,46 +228,33 @@ export async function changeManyIn<Row, Input>(q: Queryable, batch: Batch<Input>
 /**
  * The standalone writes: each a statement of its own, committed when it returns, whose deliveries
  * are handed to this process's workers (notifier.ts) or wake workers after it, and whose events
- * wake the event streams (event-wakeups.ts). Each statement holds the settled horizon below its
- * events' time until it has committed (in-flight.ts). Inside a request's transaction (db/scope.ts)
- * the statement joins it, and the hand-off, the wake-ups and the horizon wait for its commit.
+ * wake this process's sequencer (events/sequencer.ts). Inside a request's transaction
+ * (db/scope.ts) the statement joins it, and the hand-off and the wake-ups wait for its commit.
  */
 export class Outbox {
   constructor(
     private readonly db: Db,
     private readonly notifier: DeliveryNotifier,
-    private readonly events: EventWakeups,
-    private readonly writes: InFlightWrites,
+    private readonly sequencer: Sequencer,
   ) {}
-
-  /**
-   * A write that will come through here later with events at `at` or after (a creation waiting for
-   * its batch) holds the event log's settled horizon until it has committed or failed: call what
-   * this returns then (in-flight.ts).
-   */
-  hold(at: Date): () => void {
-    return this.writes.hold(at.getTime());
-  }
 
   /** A change, its event and the event's deliveries (changeStatement). */
   async change<Row>(mutation: Mutation, input: EventInput): Promise<Row[]> {
     const event = buildEvent(input);
     const handOff = this.notifier.handOff(1);
-    const release = this.writes.hold(event.createdAt.getTime());
     let rows: WithFanOut<Row>[];
     try {
       rows = await this.db.query<WithFanOut<Row>>(changeStatement(mutation, event, true), [
         ...mutation.params,
-        ...eventValues(event),
+        ...eventValues(event, newId('evb', event.createdAt)),
         ...fanOutValues(event),
         ...handOffValues(handOff),
       ]);
     } catch (error) {
       handOff?.cancel();
-      release();
       throw error;
     }
-    this.settle(handOff, rows.length > 0 ? 1 : 0, rows[0]?.fanout ?? undefined, () => event.body, rows.length > 0 ? [event.workspaceId] : [], release);
+    this.settle(handOff, rows.length > 0 ? 1 : 0, rows[0]?.fanout ?? undefined, () => event.body);
     return withoutFanOut(rows);
   }
 
@@ -247,44 +264,30 @@ export class Outbox {
    * beforehand with notifier.handOff), else under a reservation made here.
    */
   async changeMany<Row, Input>(batch: Batch<Input>, handOff = this.notifier.handOff(batch.rows.length)): Promise<Row[]> {
-    const release = this.writes.hold(Math.min(...batch.rows.map((r) => Date.parse(r.at))));
     let rows: WithFanOut<Row>[];
     try {
-      rows = await this.db.query<WithFanOut<Row>>(changeManyStatement(batch, true), [JSON.stringify(batch.rows), ...handOffValues(handOff)]);
+      rows = await this.db.query<WithFanOut<Row>>(changeManyStatement(batch, true), [JSON.stringify(batchRows(batch.rows)), ...handOffValues(handOff)]);
     } catch (error) {
       handOff?.cancel();
-      release();
       throw error;
     }
     const bodies = new Map(batch.rows.map((r) => [r.event_id, r.event_body]));
-    this.settle(handOff, batch.rows.length, rows[0]?.fanout ?? undefined, (eventId) => bodies.get(eventId), [...new Set(batch.rows.map((r) => r.workspace_id))], release);
+    this.settle(handOff, batch.rows.length, rows[0]?.fanout ?? undefined, (eventId) => bodies.get(eventId));
     return withoutFanOut(rows);
   }
 
   /**
-   * Once the write has committed, releases its hold on the event log's horizon, hands its rows to
-   * the local worker and wakes workers and event streams: at once for a statement of its own, at
-   * the end of a request's transaction when it joined one (a keyed POST, db/scope.ts), and for rows
-   * rolled back it only releases the hold and the hand-off.
+   * Once the write has committed, hands its rows to the local worker and wakes workers and the
+   * sequencer: at once for a statement of its own, at the end of a request's transaction when it
+   * joined one (a keyed POST, db/scope.ts); for rows rolled back it only cancels the hand-off.
    */
-  private settle(
-    handOff: HandOff | null,
-    events: number,
-    fanout: FanOutResult | undefined,
-    bodyOf: (eventId: string) => string | undefined,
-    workspaces: string[],
-    release: () => void,
-  ): void {
+  private settle(handOff: HandOff | null, events: number, fanout: FanOutResult | undefined, bodyOf: (eventId: string) => string | undefined): void {
     this.db.afterCommit(
       () => {
-        release();
         this.notifier.committed(handOff, events, fanout, bodyOf);
-        if (workspaces.length > 0) this.events.committed(workspaces);
+        if (events > 0) this.sequencer.wake();
       },
-      () => {
-        release();
-        handOff?.cancel();
-      },
+      () => handOff?.cancel(),
     );
   }
 }

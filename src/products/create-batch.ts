@@ -79,12 +79,10 @@ export class ProductCreations {
     // A creation inside a request's transaction (a keyed POST, db/scope.ts) is written alone in it:
     // a batch is shared by requests, and must not commit or roll back with one of them.
     if (this.db.inScope()) return insertCreations(this.outbox, [row]).then(([created]) => created);
-    // Its event has its time already: event streams must not pass it while it waits for its batch.
-    const release = this.outbox.hold(now);
     return new Promise<ProductRow>((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
       this.schedule();
-    }).finally(release);
+    });
   }
 
   private schedule(): void {

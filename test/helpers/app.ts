@@ -25,7 +25,7 @@ export interface TestApp {
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ SVC_PUBLIC_URL: PUBLIC_URL, LOG_LEVEL: 'silent', SVC_STREAM_SETTLE: '0' }), ...overrides };
+  return { ...loadConfig({ SVC_PUBLIC_URL: PUBLIC_URL, LOG_LEVEL: 'silent' }), ...overrides };
 }
 
 /**

@@ -1,29 +1,17 @@
 import { listenChannel } from '../../db/channels.js';
 import type { Db } from '../../db/db.js';
 import { EVENT_CHANNEL, parseEventWake } from '../channel.js';
-import { readAfter, workspacesWithNews } from './log.js';
-import { through, type Position } from './position.js';
+import type { Sequencer } from '../sequencer.js';
+import { endOf, placeOf, readAfter, workspacesWithNews } from './log.js';
+import type { Position } from './position.js';
 import { SseBody } from './sse.js';
 import { EventStream, type StreamDeps } from './stream.js';
 import { WorkspaceTail } from './tail.js';
 
-/** The writes in flight of this process (outbox/in-flight.ts), as the streams see them. */
-export interface SettledHorizon {
-  horizon(): number;
-  settleDelay(at: number): number;
-  onRelease(listener: () => void): () => void;
-}
-
-/** Wake-ups from this process's own writes (outbox/event-wakeups.ts). */
-export interface LocalEventWrites {
-  readonly origin: string;
-  subscribe(listener: (workspaceIds: string[]) => void): () => void;
-}
-
 export interface EventHubDeps {
   db: Db;
-  writes: SettledHorizon;
-  wakeups: LocalEventWrites;
+  /** Positions committed batches (events/sequencer.ts); its runs in this process wake the tails directly. */
+  sequencer: Pick<Sequencer, 'origin' | 'subscribe' | 'settled'>;
   /** The fallback: how often open tails look for events no wake-up announced. */
   pollIntervalMs: number;
   onError?(error: unknown): void;
@@ -33,7 +21,7 @@ export interface StreamRequest {
   workspaceId: string;
   /** Only these event types; null: all. */
   types: ReadonlySet<string> | null;
-  /** Resume after this event id; null: from now (the settled horizon). */
+  /** Resume after this place (placeAfter); null: from now, the end of the log. */
   after: Position | null;
   keepAliveMs: number;
   stillAllowed(): Promise<boolean>;
@@ -42,13 +30,12 @@ export interface StreamRequest {
 /**
  * The event streams of this process, fed by one listener whatever their number: one LISTEN on
  * EVENT_CHANNEL (shared with every other LISTEN of the process, db/listener.ts), one tail per
- * workspace that has streams (tail.ts), woken by this process's own writes directly, by other
- * processes' NOTIFYs, by the end of a write that held events back, by the LISTEN connection coming
- * back (NOTIFYs sent meanwhile were lost), and by one poll statement for every tail at once every
- * pollIntervalMs (a process that died between its commit and its NOTIFY).
+ * workspace that has streams (tail.ts), woken by this process's sequencer directly, by other
+ * processes' sequencers through NOTIFY, by the LISTEN connection coming back (NOTIFYs sent
+ * meanwhile were lost), and by one poll statement for every tail at once every pollIntervalMs.
  */
 export class EventHub {
-  private readonly tails = new Map<string, WorkspaceTail>();
+  private readonly tails = new Map<string, Promise<WorkspaceTail>>();
   private readonly streams = new Set<EventStream>();
   private starting: Promise<void> | null = null;
   private stops: (() => unknown)[] = [];
@@ -63,17 +50,29 @@ export class EventHub {
       this.starting = null;
       throw error;
     }));
-    const tail = this.tailOf(request.workspaceId);
+    const tail = await this.tailOf(request.workspaceId);
     const deps: StreamDeps = {
       readLog: (position, types, limit) => readAfter(this.deps.db, request.workspaceId, position, types, limit),
-      horizon: () => this.deps.writes.horizon(),
       stillAllowed: request.stillAllowed,
       keepAliveMs: request.keepAliveMs,
     };
-    const position = request.after ?? through(this.deps.writes.horizon());
-    const stream = new EventStream(new SseBody(), tail, position, request.types, deps, (closed) => this.closed(closed));
+    const stream = new EventStream(new SseBody(), tail, request.after ?? tail.head, request.types, deps, (closed) => this.closed(closed));
     this.streams.add(stream);
     return stream;
+  }
+
+  /**
+   * The place right after event `eventId` of the workspace (Last-Event-ID), once its batch has a
+   * position; null when the workspace has no such event.
+   */
+  async placeAfter(workspaceId: string, eventId: string): Promise<Position | null> {
+    let place = await placeOf(this.deps.db, workspaceId, eventId);
+    if (place && place.batch === null) {
+      // Committed a moment ago and not yet positioned: after the sequencer's next run it is.
+      await this.deps.sequencer.settled();
+      place = await placeOf(this.deps.db, workspaceId, eventId);
+    }
+    return place && place.batch !== null ? { batch: place.batch, index: place.index } : null;
   }
 
   /** Streams open now, for metrics and tests. */
@@ -88,39 +87,27 @@ export class EventHub {
 
   /** New events may be in these workspaces (null: any). */
   wake(workspaceIds: readonly string[] | null): void {
-    if (workspaceIds === null) {
-      for (const tail of this.tails.values()) tail.refresh();
-      return;
-    }
-    for (const id of workspaceIds) this.tails.get(id)?.refresh();
+    for (const [id, tail] of this.tails) if (workspaceIds === null || workspaceIds.includes(id)) void tail.then((t) => t.refresh());
   }
 
   private async start(): Promise<void> {
-    const { db, writes, wakeups } = this.deps;
-    this.stops.push(wakeups.subscribe((ids) => this.wake(ids)));
-    this.stops.push(
-      writes.onRelease(() => {
-        for (const tail of this.tails.values()) if (tail.held !== null) tail.refresh();
-      }),
-    );
+    const { db, sequencer } = this.deps;
+    this.stops.push(sequencer.subscribe((ids) => this.wake(ids)));
     const unlisten = await listenChannel(db, EVENT_CHANNEL, (payload) => {
       const { origin, workspaceIds } = parseEventWake(payload);
-      // This process's own writes woke its tails already.
-      if (origin !== '' && origin === wakeups.origin) return;
+      // A commit not yet positioned is the sequencer's; this process's own runs woke its tails already.
+      if (origin === sequencer.origin || (origin === '' && payload !== '')) return;
       this.wake(workspaceIds);
     });
     this.stops.push(unlisten);
   }
 
-  private tailOf(workspaceId: string): WorkspaceTail {
+  /** The workspace's tail, made at the end of its log when the first stream of it opens. */
+  private tailOf(workspaceId: string): Promise<WorkspaceTail> {
     let tail = this.tails.get(workspaceId);
     if (!tail) {
-      tail = new WorkspaceTail(workspaceId, {
-        db: this.deps.db,
-        horizon: () => this.deps.writes.horizon(),
-        settleDelay: (at) => this.deps.writes.settleDelay(at),
-        onError: (error) => this.deps.onError?.(error),
-      });
+      tail = endOf(this.deps.db, workspaceId).then((end) => new WorkspaceTail(workspaceId, end, this.deps.db, (error) => this.deps.onError?.(error)));
+      tail.catch(() => this.tails.delete(workspaceId));
       this.tails.set(workspaceId, tail);
       this.poll ??= setInterval(() => void this.pollTails(), this.deps.pollIntervalMs);
       this.poll.unref();
@@ -141,9 +128,9 @@ export class EventHub {
   }
 
   private async pollTails(): Promise<void> {
-    const tails = [...this.tails.values()].map((t) => ({ workspaceId: t.workspaceId, position: t.head }));
     try {
-      this.wake(await workspacesWithNews(this.deps.db, tails));
+      const tails = await Promise.all(this.tails.values());
+      this.wake(await workspacesWithNews(this.deps.db, tails.map((t) => ({ workspaceId: t.workspaceId, head: t.head }))));
     } catch (error) {
       this.deps.onError?.(error);
     }

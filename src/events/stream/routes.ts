@@ -7,7 +7,6 @@ import { WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { isId } from '../../lib/ids.js';
 import { EVENT_TYPES } from '../catalog.js';
 import { subscriptionPatterns } from '../patterns.js';
-import { afterEvent } from './position.js';
 
 const PERMISSION = 'workspace:events:read';
 const read = { scope: 'workspace', permission: PERMISSION } as const;
@@ -53,11 +52,12 @@ const STREAM_DESCRIPTION = [
   '`GET /events/{eventId}` serves it and webhooks deliver it. Lines starting with `:` are comments: one',
   'is sent every 15 seconds (SVC_STREAM_KEEPALIVE) so that idle connections stay open.',
   '',
-  'Events arrive in the order of the event log (creation time, then id), each once. Without a resume',
+  'Events arrive in the order in which they committed, each once: an event is sent after every event',
+  'that committed before it, whatever its time says and whichever process wrote it. Without a resume',
   'point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every',
   'event after that one, then goes on live, so a client that reconnects with the last id it received',
-  'misses nothing and receives nothing twice. An event is sent once no write still in progress can add',
-  'an older one (see docs/events-stream.md), so a stream never skips an event that commits late.',
+  'misses nothing and receives nothing twice. An id that names no event of the workspace is a 400',
+  '(see docs/events-stream.md).',
   '',
   'The stream counts as one request against the rate limit. It ends when the server stops or the',
   'credential is revoked; reconnect with `Last-Event-ID`.',
@@ -96,13 +96,18 @@ export function eventStreamRoutes(app: FastifyInstance, ctx: AppContext, mount: 
         throw validation(`${path === 'query.after' ? 'after' : 'Last-Event-ID'} must be an event id (evt_...).`, [{ path, message: 'not an event id' }]);
       }
       const workspaceId = request.workspace!.id;
+      const after = resumeFrom === undefined ? null : await ctx.eventStreams.placeAfter(workspaceId, resumeFrom);
+      if (resumeFrom !== undefined && after === null) {
+        const path = header !== undefined ? 'header.last-event-id' : 'query.after';
+        throw validation(`${path === 'query.after' ? 'after' : 'Last-Event-ID'} names no event of this workspace.`, [{ path, message: 'no such event' }]);
+      }
       reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').header('x-accel-buffering', 'no');
       // HEAD gets the answer's head only: no stream is kept open for a body that would not be sent.
       if (request.method === 'HEAD') return reply.send('');
       const stream = await ctx.eventStreams.open({
         workspaceId,
         types: typesOf(request.query.type),
-        after: resumeFrom === undefined ? null : afterEvent(resumeFrom),
+        after,
         keepAliveMs: ctx.config.streamKeepAliveMs,
         stillAllowed: () => stillAllowed(ctx, request, workspaceId),
       });

@@ -1,6 +1,6 @@
 import type { SseBody } from './sse.js';
 import type { WorkspaceTail } from './tail.js';
-import { compare, later, through, type LogEvent, type Position } from './position.js';
+import { compare, later, type LogEvent, type Position } from './position.js';
 
 /** Events a stream behind its workspace's tail reads from the log per statement. */
 const CATCH_UP_PAGE = 200;
@@ -8,17 +8,15 @@ const CATCH_UP_PAGE = 200;
 const WRITE_BYTES = 16 * 1024;
 
 export interface StreamDeps {
-  /** Events of the stream's workspace after `position`, oldest first (log.ts readAfter). */
+  /** Events of the stream's workspace after `position`, in the log's order (log.ts readAfter). */
   readLog(position: Position, types: readonly string[] | null, limit: number): Promise<LogEvent[]>;
-  /** The settled horizon now (outbox/in-flight.ts). */
-  horizon(): number;
   /** False once the credential may no longer read the stream (revoked, expired, membership gone). */
   stillAllowed(): Promise<boolean>;
   keepAliveMs: number;
 }
 
 /**
- * One client's stream: every settled event of its workspace after `position`, in the log's order,
+ * One client's stream: every event of its workspace after `position`, in the log's order,
  * each once, filtered by `types`. While it is behind its workspace's tail (a resume from an older
  * event, or a reader slower than the events) it reads the log itself, page by page, waiting for the
  * client before it reads the next; once it has reached the tail it takes events from what the tail
@@ -103,17 +101,13 @@ export class EventStream {
     await this.send(events);
   }
 
-  /** One page of the log after this stream's position, settled events only. */
+  /** One page of the log after this stream's position. */
   private async catchUp(): Promise<void> {
-    const horizon = this.deps.horizon();
-    const rows = await this.deps.readLog(this.position, this.types ? [...this.types] : null, CATCH_UP_PAGE);
-    let settled = 0;
-    while (settled < rows.length && rows[settled].at <= horizon) settled++;
-    const events = rows.slice(0, settled);
-    const last = events[events.length - 1];
-    const reached = last ? { at: last.at, id: last.id } : this.position;
-    // A short page, or one cut at the horizon, has read everything up to the horizon.
-    this.position = settled === CATCH_UP_PAGE ? reached : later(reached, through(horizon));
+    // Everything up to the tail's head now is in the log already: a short page has read up to there.
+    const end = this.tail.head;
+    const events = await this.deps.readLog(this.position, this.types ? [...this.types] : null, CATCH_UP_PAGE);
+    const reached = events.length > 0 ? events[events.length - 1].position : this.position;
+    this.position = events.length === CATCH_UP_PAGE ? reached : later(reached, end);
     await this.send(events);
   }
 
