@@ -196,7 +196,7 @@ describe('dashboard recovery and endpoint options in Chromium', { timeout: 180_0
     await phone.goto(at('/'));
     await phone.getByLabel('Or paste a personal access token').fill(token);
     await phone.getByRole('button', { name: 'Sign in' }).click();
-    await heading(phone, /^(Store|Staging)$/);
+    await heading(phone, 'Store');
     await phone.goto(at(`/endpoints/${endpointId}`));
     await phone.getByTestId('endpoint-headers').getByText('x-api-key').waitFor();
     await phone.getByTestId('endpoint-ordering').getByText(/by subject/).waitFor();

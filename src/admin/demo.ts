@@ -34,8 +34,10 @@ export async function createDemo(db: Db, baseUrl: string, now: Date, box?: Secre
   return db.tx(async (q) => {
     const org = await createOrganization(q, { slug: `acme-${tag}`, name: 'Acme Inc.' }, now);
     const workspaces = [];
-    for (const [slug, name] of [['store', 'Store'], ['staging', 'Staging']]) {
-      const ws = await createWorkspace(q, { organizationId: org.id, slug, name }, now);
+    // A millisecond apart, so lists (oldest first) and the dashboard's first choice are always Store,
+    // the workspace with the sample data, then Staging.
+    for (const [i, [slug, name]] of [['store', 'Store'], ['staging', 'Staging']].entries()) {
+      const ws = await createWorkspace(q, { organizationId: org.id, slug, name }, new Date(now.getTime() + i));
       const live = await createApiKey(q, { workspaceId: ws.id, name: 'Demo key', test: false }, now);
       const test = await createApiKey(q, { workspaceId: ws.id, name: 'Demo test key', test: true }, now);
       workspaces.push({ id: ws.id, slug, name, apiKey: live.key, testApiKey: test.key });
