@@ -13,7 +13,7 @@ import { Order, OrderLineItem } from './orders/schemas.js';
 import { orderRoutes } from './orders/routes.js';
 import { Product } from './products/schemas.js';
 import { productRoutes } from './products/routes.js';
-import { DeliveryAttempt } from './webhooks/attempts/schemas.js';
+import { DeliveryAttempt, EndpointStats } from './webhooks/attempts/schemas.js';
 import { WebhookDelivery } from './webhooks/deliveries/schemas.js';
 import { webhookDeliveryRoutes } from './webhooks/deliveries/routes.js';
 import { WebhookEndpoint } from './webhooks/endpoints/schemas.js';
@@ -27,6 +27,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   app.addSchema(OrderLineItem);
   app.addSchema(Order);
   for (const schema of EVENT_SCHEMAS) app.addSchema(schema);
+  app.addSchema(EndpointStats);
   app.addSchema(WebhookEndpoint);
   app.addSchema(WebhookDelivery);
   app.addSchema(DeliveryAttempt);

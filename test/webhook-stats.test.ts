@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRollup } from '../src/webhooks/attempts/rollup.js';
-import { ManualClock, startTestApp, type TestApp } from './helpers/app.js';
-import { expectError } from './helpers/expect.js';
+import { ManualClock, pathOf, startTestApp, type TestApp } from './helpers/app.js';
+import { expectError, ok } from './helpers/expect.js';
 import { statsOf, type KnownAttempt, type Stats } from './helpers/stats.js';
 
 const MINUTE = 60_000;
@@ -142,6 +142,29 @@ describe('endpoint statistics', () => {
     expect(none).toMatchObject({ window: '1h', attempts: 0, successes: 0, failures: 0, successRate: null, latencyMs: { p50: null, p95: null, p99: null } });
     expect(none.series).toHaveLength(12);
     expect(none.series.every((b) => b.successes === 0 && b.failures === 0)).toBe(true);
+  });
+
+  it("expand=stats gives each endpoint of a list page its last 24 hours, as the stats route does, on every page", async () => {
+    type Listed = { id: string; stats?: Stats };
+    const page = async (url: string) => ok<{ data: Listed[]; nextPageUrl: string | null }>(await t.call(key, 'GET', url));
+    const plain = await page('/v1/webhooks/endpoints?limit=100');
+    expect(plain.data.length).toBeGreaterThanOrEqual(3);
+    expect(plain.data.every((e) => !('stats' in e))).toBe(true);
+
+    const seen: Listed[] = [];
+    for (let url: string | null = '/v1/webhooks/endpoints?limit=2&expand=stats'; url; ) {
+      const got = await page(url);
+      seen.push(...got.data);
+      url = got.nextPageUrl && pathOf(got.nextPageUrl);
+      if (url) expect(url).toContain('expand=stats');
+    }
+    expect(seen.map((e) => e.id)).toEqual(plain.data.map((e) => e.id));
+    for (const endpoint of seen) expect(endpoint.stats, endpoint.id).toEqual(await stats('?window=24h', endpoint.id));
+    expect(seen.find((e) => e.id === endpointId)!.stats!.attempts).toBe(105);
+    expect(seen.find((e) => e.id === otherEndpointId)!.stats).toMatchObject({ attempts: 1, failures: 1, latencyMs: { p50: 9000 } });
+
+    const refused = expectError(await t.call(key, 'GET', '/v1/webhooks/endpoints?expand=health'), 400, 'VALIDATION');
+    expect(refused.message).toContain('Available: stats.');
   });
 
   it('answers at both mounts, to readers, and 404 for another workspace, an unknown or a deleted endpoint', async () => {

@@ -403,7 +403,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook endpoints, newest first */
+        /** List webhook endpoints, newest first; expand=stats adds each one's last 24 hours */
         get: operations["listWebhookEndpoints"];
         put?: never;
         /** Create a webhook endpoint (the signing secret is returned once) */
@@ -835,7 +835,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook endpoints, newest first (workspace in the path) */
+        /** List webhook endpoints, newest first; expand=stats adds each one's last 24 hours (workspace in the path) */
         get: operations["listWebhookEndpointsInWorkspace"];
         put?: never;
         /** Create a webhook endpoint (the signing secret is returned once) (workspace in the path) */
@@ -1671,6 +1671,35 @@ export interface components {
         };
         /** @description An event, one of the catalog types. The body is byte-identical to the one POSTed to webhook endpoints. */
         Event: components["schemas"]["ProductCreatedEvent"] | components["schemas"]["ProductUpdatedEvent"] | components["schemas"]["ProductDeletedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderUpdatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderFulfilledEvent"] | components["schemas"]["OrderCanceledEvent"] | components["schemas"]["OrderRefundedEvent"] | components["schemas"]["WebhookEndpointAutoDisabledEvent"] | components["schemas"]["WebhookPingEvent"];
+        /** @description An endpoint's delivery statistics over a recent window, from its attempts. */
+        WebhookEndpointStats: {
+            window: "1h" | "24h" | "7d";
+            /** @description HTTP attempts started in the window (every retry counts). */
+            attempts: number;
+            /** @description Attempts answered with a 2xx in full and in time. */
+            successes: number;
+            /** @description Every other attempt: other statuses, time-outs, refused or broken connections. */
+            failures: number;
+            successRate: number | null;
+            /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at a rounded time: in the 1h window to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above), in the 24h and 7d windows within 1/32 (3.2%) of the time (exact below 32 ms). */
+            latencyMs: {
+                p50: number | null;
+                p95: number | null;
+                p99: number | null;
+            };
+            /** @description Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown. */
+            series: {
+                /**
+                 * Format: date-time
+                 * @description Start of the bucket; it ends where the next one starts.
+                 */
+                start: string;
+                /** @description Successful attempts started in the bucket. */
+                successes: number;
+                /** @description Failed attempts started in the bucket. */
+                failures: number;
+            }[];
+        };
         /** @description A webhook endpoint. Its signing secret is shown only by create and rotate-secret. */
         WebhookEndpoint: {
             /** @description whe_... */
@@ -1694,6 +1723,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            stats?: components["schemas"]["WebhookEndpointStats"];
         };
         /** @description One delivery of one event to one endpoint. */
         WebhookDelivery: {
@@ -5243,6 +5273,8 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
                 page?: string;
+                /** @description Comma-separated names to expand, one level: stats. */
+                expand?: "stats"[];
             };
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
@@ -6014,34 +6046,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        window: "1h" | "24h" | "7d";
-                        /** @description HTTP attempts started in the window (every retry counts). */
-                        attempts: number;
-                        /** @description Attempts answered with a 2xx in full and in time. */
-                        successes: number;
-                        /** @description Every other attempt: other statuses, time-outs, refused or broken connections. */
-                        failures: number;
-                        successRate: number | null;
-                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at a rounded time: in the 1h window to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above), in the 24h and 7d windows within 1/32 (3.2%) of the time (exact below 32 ms). */
-                        latencyMs: {
-                            p50: number | null;
-                            p95: number | null;
-                            p99: number | null;
-                        };
-                        /** @description Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown. */
-                        series: {
-                            /**
-                             * Format: date-time
-                             * @description Start of the bucket; it ends where the next one starts.
-                             */
-                            start: string;
-                            /** @description Successful attempts started in the bucket. */
-                            successes: number;
-                            /** @description Failed attempts started in the bucket. */
-                            failures: number;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointStats"];
                 };
             };
             /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
@@ -9489,6 +9494,8 @@ export interface operations {
                 limit?: number;
                 /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
                 page?: string;
+                /** @description Comma-separated names to expand, one level: stats. */
+                expand?: "stats"[];
             };
             header?: {
                 /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
@@ -10307,34 +10314,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        window: "1h" | "24h" | "7d";
-                        /** @description HTTP attempts started in the window (every retry counts). */
-                        attempts: number;
-                        /** @description Attempts answered with a 2xx in full and in time. */
-                        successes: number;
-                        /** @description Every other attempt: other statuses, time-outs, refused or broken connections. */
-                        failures: number;
-                        successRate: number | null;
-                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at a rounded time: in the 1h window to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above), in the 24h and 7d windows within 1/32 (3.2%) of the time (exact below 32 ms). */
-                        latencyMs: {
-                            p50: number | null;
-                            p95: number | null;
-                            p99: number | null;
-                        };
-                        /** @description Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown. */
-                        series: {
-                            /**
-                             * Format: date-time
-                             * @description Start of the bucket; it ends where the next one starts.
-                             */
-                            start: string;
-                            /** @description Successful attempts started in the bucket. */
-                            successes: number;
-                            /** @description Failed attempts started in the bucket. */
-                            failures: number;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointStats"];
                 };
             };
             /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */

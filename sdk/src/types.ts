@@ -12,7 +12,10 @@ export type Product = Schemas['Product'];
 /** An order; `lineItems` is always there on a single order, and on list items only with expand=lineItems. */
 export type Order = Schemas['Order'];
 export type OrderLineItem = Schemas['OrderLineItem'];
+/** A webhook endpoint; `stats` only on list items with expand=stats. */
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+/** An endpoint's attempts over a window: GET .../stats, and each list item's `stats` with expand=stats (24 hours). */
+export type WebhookEndpointStats = Schemas['WebhookEndpointStats'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 /** A browser registered for Web Push (POST /v1/me/push-devices); the message it gets is described in docs/notifications.md. */
 export type PushDevice = Schemas['PushDevice'];

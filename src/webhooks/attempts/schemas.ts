@@ -81,5 +81,5 @@ export const EndpointStats = Type.Object(
       },
     ),
   },
-  { description: "An endpoint's delivery statistics over a recent window, from its attempts." },
+  { $id: 'WebhookEndpointStats', description: "An endpoint's delivery statistics over a recent window, from its attempts." },
 );

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../../events/catalog.js';
 import { ApiError, validation } from '../../http/errors.js';
+import { ExpandParam } from '../../http/expand.js';
 import { ListOf } from '../../http/list.js';
 import { PageQuery } from '../../http/pagination.js';
 import { StringMap } from '../../http/string-map.js';
@@ -11,35 +12,44 @@ export const MAX_URL_LENGTH = 2048;
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
+const endpointProperties = {
+  id: Type.String({ description: 'whe_...' }),
+  url: Type.String({ description: 'The URL that receives deliveries.' }),
+  description: Nullable(Type.String()),
+  subscribedEvents: Type.Array(Type.String(), { description: 'Exact event types or prefix patterns such as product.*.' }),
+  active: Type.Boolean({ description: 'False while paused or auto-disabled: events then get disabled delivery rows and no request.' }),
+  rateLimit: Nullable(Type.Integer({ description: 'Deliveries per second this endpoint accepts, across every worker; null: no limit.' })),
+  headers: StringMap(Type.String(), {
+    description:
+      'Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]".',
+  }),
+  ordering: Type.Union([Type.Literal('none'), Type.Literal('subject')], {
+    description:
+      'subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject\'s events arrive in order (head-of-line blocking); none: no such wait.',
+  }),
+  disabledReason: Nullable(
+    Type.Union([Type.Literal('manual'), Type.Literal('auto')], {
+      description: 'manual: paused with PATCH {active: false}; auto: disabled after 5 consecutive failed deliveries.',
+    }),
+  ),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+};
+
 export const WebhookEndpoint = Type.Object(
   {
-    id: Type.String({ description: 'whe_...' }),
-    url: Type.String({ description: 'The URL that receives deliveries.' }),
-    description: Nullable(Type.String()),
-    subscribedEvents: Type.Array(Type.String(), { description: 'Exact event types or prefix patterns such as product.*.' }),
-    active: Type.Boolean({ description: 'False while paused or auto-disabled: events then get disabled delivery rows and no request.' }),
-    rateLimit: Nullable(Type.Integer({ description: 'Deliveries per second this endpoint accepts, across every worker; null: no limit.' })),
-    headers: StringMap(Type.String(), {
-      description:
-        'Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]".',
-    }),
-    ordering: Type.Union([Type.Literal('none'), Type.Literal('subject')], {
-      description:
-        'subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject\'s events arrive in order (head-of-line blocking); none: no such wait.',
-    }),
-    disabledReason: Nullable(
-      Type.Union([Type.Literal('manual'), Type.Literal('auto')], {
-        description: 'manual: paused with PATCH {active: false}; auto: disabled after 5 consecutive failed deliveries.',
+    ...endpointProperties,
+    stats: Type.Optional(
+      Type.Ref('WebhookEndpointStats', {
+        description: 'In a list with expand=stats only: its attempts over the last 24 hours, as GET /webhooks/endpoints/{id}/stats?window=24h answers.',
       }),
     ),
-    createdAt: Type.String({ format: 'date-time' }),
-    updatedAt: Type.String({ format: 'date-time' }),
   },
   { $id: 'WebhookEndpoint', description: 'A webhook endpoint. Its signing secret is shown only by create and rotate-secret.' },
 );
 
 export const CreatedWebhookEndpoint = Type.Composite([
-  Type.Object(WebhookEndpoint.properties),
+  Type.Object(endpointProperties),
   Type.Object({ secret: Type.String({ description: 'The signing secret (whsec_...), returned this once.' }) }),
 ]);
 
@@ -98,7 +108,9 @@ export const EndpointUpdate = Type.Partial(
 );
 
 export const EndpointList = ListOf(Type.Ref('WebhookEndpoint'), 'Webhook endpoints of the workspace, newest first.');
-export const EndpointListQuery = Type.Object(PageQuery, { additionalProperties: false });
+/** What a list of endpoints can expand: each one's health, so a list page needs one request, not one per endpoint. */
+export const ENDPOINT_EXPANDS = ['stats'] as const;
+export const EndpointListQuery = Type.Object({ ...PageQuery, expand: ExpandParam(ENDPOINT_EXPANDS) }, { additionalProperties: false });
 
 export const EventTypeList = ListOf(
   Type.Object({ type: Type.Ref('EventType'), description: Type.String() }),

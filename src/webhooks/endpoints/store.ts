@@ -29,8 +29,8 @@ export interface EndpointRow {
   updated_at: Date;
 }
 
-/** The WebhookEndpoint schema read from its row, by the shape's rule (http/shape.ts); `headers` are opened apart (toView). */
-export const endpointShape = shape(WebhookEndpoint, { headers: false });
+/** The WebhookEndpoint schema read from its row, by the shape's rule (http/shape.ts); `headers` are opened apart (toView), `stats` added by the list's expand. */
+export const endpointShape = shape(WebhookEndpoint, { headers: false, stats: false });
 
 /** What the view shows and what sending needs, which the view never shows. */
 export const ENDPOINT_COLUMNS = `${endpointShape.columns}, workspace_id, headers_enc, secret_enc, previous_secret_enc, previous_secret_expires_at, consecutive_failures`;
