@@ -1,11 +1,14 @@
 import type { EventType } from '@svc/sdk';
 import { useApp } from './app-state';
-import { useLoad } from './hooks';
+import { useShared } from './hooks';
 
-/** The event-type catalog (what endpoints subscribe to and lists filter on), fetched once per page. */
+/** The catalog changes only with a new version of the service: kept for an hour (cache.ts). */
+const CATALOG_MAX_AGE_MS = 3_600_000;
+
+/** The event-type catalog (what endpoints subscribe to and lists filter on), shared by every page. */
 export function useCatalog() {
   const { client } = useApp();
-  return useLoad(async () => (await client.GET('/v1/webhooks/endpoints/event-types')).data, [client]);
+  return useShared('event-types', CATALOG_MAX_AGE_MS, async () => (await client.GET('/v1/webhooks/endpoints/event-types')).data, [client]);
 }
 
 export type { EventType };

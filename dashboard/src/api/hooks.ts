@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { keepShared, readShared, shared } from './cache';
 import { fetchPage, type Envelope, type SvcClient } from './client';
 
 export interface Loaded<T> {
@@ -8,9 +9,15 @@ export interface Loaded<T> {
   reload(): void;
 }
 
-/** Runs `load` when `deps` change (and on reload); answers that arrive after a newer request are dropped. */
-export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data?: T; error: unknown; loading: boolean }>({ error: null, loading: true });
+/**
+ * Runs `load` when `deps` change (and on reload); answers that arrive after a newer request are
+ * dropped. `initial` gives data to show before the first answer, when there is some at hand.
+ */
+export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[], initial?: () => T | undefined): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error: unknown; loading: boolean }>(() => {
+    const data = initial?.();
+    return { data, error: null, loading: data === undefined };
+  });
   const [tick, setTick] = useState(0);
   const latest = useRef(0);
   useEffect(() => {
@@ -24,6 +31,29 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((n) => n + 1), []);
   return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+/**
+ * useLoad of an answer several pages share (cache.ts): shown at once while it is kept, else loaded
+ * and kept for `maxAgeMs`; `reload` asks the service afresh.
+ */
+export function useShared<T>(key: string, maxAgeMs: number, load: () => Promise<T>, deps: readonly unknown[]): Loaded<T> {
+  const afresh = useRef(false);
+  const loaded = useLoad(
+    () => {
+      const skipKept = afresh.current;
+      afresh.current = false;
+      return skipKept ? load().then((value) => (keepShared(key, value), value)) : shared(key, maxAgeMs, load);
+    },
+    deps,
+    () => readShared<T>(key, maxAgeMs),
+  );
+  const { reload: again } = loaded;
+  const reload = useCallback(() => {
+    afresh.current = true;
+    again();
+  }, [again]);
+  return { ...loaded, reload };
 }
 
 export interface Paged<T> extends Loaded<Envelope<T>> {

@@ -1,3 +1,5 @@
+import { clearShared } from './cache';
+
 /**
  * The signed-in session: its token lives in this tab's sessionStorage only (gone when the tab
  * closes), never in localStorage, a cookie or a URL. `link` sessions were minted by a one-time
@@ -21,11 +23,14 @@ export function loadSession(): Session | null {
   }
 }
 
+/** A new session starts without what another one kept (cache.ts). */
 export function saveSession(session: Session): void {
+  clearShared();
   sessionStorage.setItem(KEY, JSON.stringify(session));
 }
 
 export function clearSession(): void {
+  clearShared();
   sessionStorage.removeItem(KEY);
 }
 

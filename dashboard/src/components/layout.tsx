@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { useApp } from '../api/app-state';
 import { NAV } from '../pages';
+import { RateLimitNotice } from './rate-limit-notice';
 
 /** The frame of every signed-in page: the workspace switcher, the sections, notifications and sign-out. */
 export function Layout({ children }: { children: ReactNode }) {
@@ -62,6 +63,7 @@ export function Layout({ children }: { children: ReactNode }) {
           </ul>
         </nav>
         <main id="main" className="content">
+          <RateLimitNotice waitUntil={app.waitUntil} />
           {/* Another workspace: every page starts afresh. */}
           {app.workspace ? <div key={app.workspace.id}>{children}</div> : <NoWorkspace />}
         </main>

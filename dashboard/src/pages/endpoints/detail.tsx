@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import type { WebhookDelivery } from '@svc/sdk';
 import { Link, useLocation, useParams } from 'wouter';
 import { useApp } from '../../api/app-state';
 import { useAction, useLoad, usePaged } from '../../api/hooks';
+import { useChangeCount, usePolling } from '../../api/polling';
 import { ConfirmButton } from '../../components/confirm';
 import { Empty } from '../../components/empty';
 import { ErrorBox } from '../../components/error-box';
@@ -27,14 +28,17 @@ export function EndpointDetail() {
   const [notice, setNotice] = useState<React.ReactNode>(null);
   const writable = can('workspace:developer:write');
 
-  // New deliveries show up by themselves: the first page is looked at again every 5 seconds, every
-  // 2 while one on it is still pending (a later page stays as it is).
-  const pending = deliveries.data?.data.some((d) => d.status === 'pending');
-  useEffect(() => {
-    if (deliveries.pageNumber !== 1 || deliveries.loading || document.visibilityState !== 'visible') return;
-    const timer = setTimeout(deliveries.reload, pending ? 2000 : 5000);
-    return () => clearTimeout(timer);
-  }, [pending, deliveries.data, deliveries.loading, deliveries.pageNumber, deliveries.reload]);
+  // New deliveries show up by themselves: the first page is looked at again after 5 seconds (2 while
+  // one on it is pending), then less and less often while nothing on it changes (up to a minute),
+  // and not while the tab is hidden. A later page stays as it is.
+  const rows = deliveries.data?.data;
+  const fingerprint = rows?.map((d) => `${d.id}/${d.status}/${d.attempt}`).join() ?? 'error';
+  usePolling(deliveries.reload, deliveries.data ?? (deliveries.error || undefined), fingerprint, {
+    startMs: rows?.some((d) => d.status === 'pending') ? 2000 : 5000,
+    maxMs: 60_000,
+    enabled: deliveries.pageNumber === 1,
+  });
+  const deliveryChanges = useChangeCount(rows ? fingerprint : undefined);
 
   const update = useAction(async (body: Partial<EndpointFields> & { active?: boolean }) => {
     await client.PATCH('/v1/webhooks/endpoints/{endpointId}', { ...path, body: body as never });
@@ -162,7 +166,7 @@ export function EndpointDetail() {
             </dd>
           </dl>
           {/* Asked again when a delivery on the first page changes (a new one, another attempt, an outcome). */}
-          <HealthPanel endpointId={endpointId} refresh={deliveries.data?.data.map((d) => `${d.id}/${d.status}/${d.attempt}`).join()} />
+          <HealthPanel endpointId={endpointId} refresh={deliveryChanges} />
           <RecoverPanel endpointId={endpointId} writable={writable} onRecovered={deliveries.reload} />
           <h2>Deliveries</h2>
           <button type="button" className="secondary outline small" onClick={deliveries.reload}>

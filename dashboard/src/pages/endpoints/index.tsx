@@ -7,12 +7,13 @@ import { ErrorBox } from '../../components/error-box';
 import { Badge } from '../../components/format';
 import { Pager } from '../../components/pager';
 import { endpointState } from './health';
-import { HealthCell } from './stats';
+import { StatsLine } from './stats';
 
 /** Webhook endpoints with their state and health at a glance. */
 export function Endpoints() {
   const { client, can } = useApp();
-  const list = usePaged<WebhookEndpoint>(client, () => client.GET('/v1/webhooks/endpoints', { params: { query: { limit: 20 } } }), []);
+  // Each endpoint's health comes with the list (expand=stats): one request for the page.
+  const list = usePaged<WebhookEndpoint>(client, () => client.GET('/v1/webhooks/endpoints', { params: { query: { limit: 20, expand: ['stats'] } } }), []);
   const writable = can('workspace:developer:write');
   return (
     <section>
@@ -66,9 +67,7 @@ export function Endpoints() {
                       </code>
                     ))}
                   </td>
-                  <td>
-                    <HealthCell endpointId={ep.id} />
-                  </td>
+                  <td>{ep.stats ? <StatsLine stats={ep.stats} /> : <span className="muted">unknown</span>}</td>
                 </tr>
               ))}
             </tbody>

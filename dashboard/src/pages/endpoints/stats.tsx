@@ -1,8 +1,8 @@
+import type { WebhookEndpointStats } from '@svc/sdk';
 import { useApp } from '../../api/app-state';
-import type { ResponseData } from '@svc/sdk';
 import { useLoad } from '../../api/hooks';
 
-export type EndpointStats = ResponseData<'/v1/webhooks/endpoints/{endpointId}/stats', 'get'>;
+export type EndpointStats = WebhookEndpointStats;
 export type StatsWindow = EndpointStats['window'];
 export const WINDOWS: { value: StatsWindow; label: string }[] = [
   { value: '1h', label: 'Last hour' },
@@ -36,13 +36,6 @@ export function StatsLine({ stats }: { stats: EndpointStats }) {
       </small>
     </span>
   );
-}
-
-/** The endpoints list's health cell: the last 24 hours. */
-export function HealthCell({ endpointId }: { endpointId: string }) {
-  const stats = useStats(endpointId, '24h');
-  if (!stats.data) return <span className="muted">{stats.error ? 'unknown' : '…'}</span>;
-  return <StatsLine stats={stats.data} />;
 }
 
 export { ms };

@@ -49,7 +49,7 @@ export function SignIn({ onSignedIn, reason }: { onSignedIn(session: Session): v
     }
     setBusy(true);
     try {
-      const me = await apiClient(token, undefined, () => undefined).GET('/v1/me');
+      const me = await apiClient(token, undefined, { unauthenticated: () => undefined, rateLimited: () => undefined }).GET('/v1/me');
       onSignedIn({ token, source: 'token', user: me.user && { id: me.user.id, email: me.user.email, name: me.user.name }, expiresAt: null });
     } catch (e) {
       setError(e);
