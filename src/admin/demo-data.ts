@@ -33,7 +33,7 @@ export async function seedDemoData(q: Queryable, box: SecretBox, workspaceId: st
   const { row, secret } = await createEndpoint(
     q,
     box,
-    { workspaceId, url: DEMO_ENDPOINT_URL, subscribedEvents: ['product.*', 'order.*'], description: 'Demo endpoint, paused: set its url to your receiver, then PATCH {"active": true}.' },
+    { workspaceId, url: DEMO_ENDPOINT_URL, subscribedEvents: ['product.*', 'order.*'], description: "Sample endpoint for this workspace's product and order events: point it at your receiver." },
     now,
   );
   await updateEndpoint(q, workspaceId, row.id, { active: false }, now);

@@ -114,6 +114,8 @@ describe('auto-disable after 5 consecutive failed deliveries', () => {
       });
       expect(row.message).toContain(failingId);
       expect(row.message).toContain('5 consecutive failed deliveries');
+      // Read by people (the dashboard, a push): what to do, not which API call makes it.
+      expect(row.message).toMatch(/re-enable the endpoint and replay what it missed\.$/);
     }
   });
 

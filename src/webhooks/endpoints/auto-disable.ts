@@ -34,7 +34,7 @@ export async function autoDisable(
   if (users.length > 0) {
     const message =
       `Webhook endpoint ${endpoint.id} (${hostOf(endpoint.url)}) was disabled after ${AUTO_DISABLE_AFTER} consecutive failed deliveries. ` +
-      `New events are kept as disabled deliveries; fix the receiver, then re-enable it with PATCH ${subject.url} {"active": true}.`;
+      'New events are kept as disabled deliveries; fix the receiver, then re-enable the endpoint and replay what it missed.';
     await q.query(
       `INSERT INTO notifications (id, user_id, workspace_id, type, subject, message, created_at)
        SELECT n.id, n.user_id, $1, $2, $3::jsonb, $4, $5

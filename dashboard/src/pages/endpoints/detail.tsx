@@ -11,7 +11,7 @@ import { Badge, Time } from '../../components/format';
 import { SecretOnce } from '../../components/secret-once';
 import { DeliveryTable } from '../deliveries/table';
 import { EndpointForm, type EndpointFields } from './form';
-import { endpointState, STATE_HELP } from './health';
+import { DISABLED_REASONS, endpointState, STATE_HELP } from './health';
 import { HealthPanel } from './health-panel';
 import { RecoverPanel } from './recover';
 
@@ -155,7 +155,7 @@ export function EndpointDetail() {
               {ep.ordering === 'subject' ? "by subject: one subject's deliveries are sent one at a time, oldest first (a failing one holds back the later ones of its subject)" : 'none: deliveries are independent'}
             </dd>
             <dt>Disabled reason</dt>
-            <dd>{ep.disabledReason ?? <span className="muted">—</span>}</dd>
+            <dd>{ep.disabledReason ? DISABLED_REASONS[ep.disabledReason] : <span className="muted">—</span>}</dd>
             <dt>Created</dt>
             <dd>
               <Time value={ep.createdAt} />

@@ -11,3 +11,9 @@ export const STATE_HELP: Record<ReturnType<typeof endpointState>, string> = {
   paused: 'Paused by a person: events get disabled deliveries, sent after re-enabling only by a replay.',
   'auto-disabled': 'Disabled after 5 consecutive failed deliveries. Fix the receiver, then re-enable it and replay what it missed.',
 };
+
+/** `disabledReason` in words. */
+export const DISABLED_REASONS: Record<NonNullable<WebhookEndpoint['disabledReason']>, string> = {
+  manual: 'paused by a person',
+  auto: 'disabled after 5 consecutive failed deliveries',
+};

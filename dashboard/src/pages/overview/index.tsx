@@ -25,9 +25,11 @@ export function Overview() {
         <article>
           <h2>Endpoints</h2>
           {endpoints.data ? (
-            <p>
+            <p data-testid="endpoint-states">
               <Badge value="active" /> {count('active')} <Badge value="paused" /> {count('paused')} <Badge value="auto-disabled" /> {count('auto-disabled')}
             </p>
+          ) : endpoints.loading ? (
+            <p aria-busy="true">Loading…</p>
           ) : null}
           <Link href="/endpoints">All endpoints</Link>
         </article>
@@ -43,6 +45,8 @@ export function Overview() {
             </ul>
           ) : events.data ? (
             <p className="muted">None yet.</p>
+          ) : events.loading ? (
+            <p aria-busy="true">Loading…</p>
           ) : null}
           <Link href="/events">All events</Link>
         </article>
