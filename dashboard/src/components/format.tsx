@@ -50,3 +50,27 @@ const TONES: Record<string, string> = {
 export function Badge({ value }: { value: string }) {
   return <mark className={`badge tone-${TONES[value] ?? 'muted'}`}>{value}</mark>;
 }
+
+/** A currency's decimals as the browser knows them (EUR 2, JPY 0, KWD 3); 2 for a code it does not know. */
+export function currencyDigits(currency: string): number {
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    return 2;
+  }
+}
+
+/**
+ * An amount typed in major units ("25", "25.5", "25,50") as the API's minor units (2550 for EUR,
+ * 25 for JPY), exactly (no floating point); null unless it is a plain amount with at most the
+ * currency's decimals.
+ */
+export function toMinorUnits(text: string, currency: string): number | null {
+  const digits = currencyDigits(currency);
+  const parts = /^(\d+)(?:[.,](\d*))?$/.exec(text.trim());
+  if (!parts) return null;
+  const [, whole, fraction = ''] = parts;
+  if (fraction.length > digits) return null;
+  const minor = Number(whole + fraction.padEnd(digits, '0'));
+  return Number.isSafeInteger(minor) ? minor : null;
+}

@@ -5,7 +5,7 @@ import { useAction, usePaged } from '../../api/hooks';
 import { ConfirmButton } from '../../components/confirm';
 import { Empty } from '../../components/empty';
 import { ErrorBox } from '../../components/error-box';
-import { Badge, money, Time } from '../../components/format';
+import { Badge, currencyDigits, money, Time, toMinorUnits } from '../../components/format';
 import { Pager } from '../../components/pager';
 
 /** Products of the workspace: every change emits a product.* event to subscribed endpoints. */
@@ -87,16 +87,27 @@ export function Products() {
 function CreateProduct({ onCreated }: { onCreated(): void }) {
   const { client } = useApp();
   const [open, setOpen] = useState(false);
+  const [amount, setAmount] = useState('');
+  const [currency, setCurrency] = useState('EUR');
+  const [invalid, setInvalid] = useState<string | null>(null);
   const create = useAction((body: { name: string; price?: { amount: number; currency: string } }) => client.POST('/v1/products', { body }));
+  const code = currency.trim().toUpperCase();
+  const digits = currencyDigits(code);
+  // Typed in major units, as on a price tag; the API takes minor units (cents).
+  const minor = amount.trim() ? toMinorUnits(amount, code) : null;
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const amount = String(form.get('amount') ?? '').trim();
-    const currency = String(form.get('currency') ?? '').trim().toUpperCase();
-    const body = { name: String(form.get('name')), ...(amount ? { price: { amount: Number(amount), currency } } : {}) };
+    const form = event.currentTarget;
+    if (amount.trim() && minor === null) {
+      setInvalid(`Type the price in ${code} with at most ${digits} decimal${digits === 1 ? '' : 's'}, such as ${digits ? `25.${'5'.padEnd(digits, '0')}` : '25'}.`);
+      return;
+    }
+    setInvalid(null);
+    const body = { name: String(new FormData(form).get('name')), ...(minor !== null ? { price: { amount: minor, currency: code } } : {}) };
     if (await create.run(body)) {
-      (event.target as HTMLFormElement).reset();
+      form.reset();
+      setAmount('');
       setOpen(false);
       onCreated();
     }
@@ -113,15 +124,19 @@ function CreateProduct({ onCreated }: { onCreated(): void }) {
           <input name="name" required maxLength={200} />
         </label>
         <div className="grid">
-          <label>
-            Price in minor units (1500 = 15.00)
-            <input name="amount" type="number" min={0} step={1} inputMode="numeric" />
-          </label>
+          <div>
+            <label htmlFor="new-product-price">Price</label>
+            <input id="new-product-price" name="amount" value={amount} onChange={(e) => (setAmount(e.target.value), setInvalid(null))} inputMode="decimal" autoComplete="off" placeholder={digits ? `25.${'0'.repeat(digits)}` : '25'} aria-describedby="price-help" aria-invalid={invalid ? true : undefined} />
+            <small id="price-help" data-testid="price-preview" aria-live="polite">
+              {minor !== null ? money(minor, code) : `In ${code}, up to ${digits} decimal${digits === 1 ? '' : 's'}; empty for no price.`}
+            </small>
+          </div>
           <label>
             Currency (ISO 4217)
-            <input name="currency" defaultValue="EUR" maxLength={3} pattern="[A-Za-z]{3}" />
+            <input name="currency" value={currency} onChange={(e) => setCurrency(e.target.value)} maxLength={3} pattern="[A-Za-z]{3}" />
           </label>
         </div>
+        {invalid ? <p className="error" role="alert">{invalid}</p> : null}
         <ErrorBox error={create.error} />
         <button type="submit" aria-busy={create.running} disabled={create.running}>
           Create product
