@@ -1,5 +1,7 @@
 import '@picocss/pico/css/pico.min.css';
 import './styles.css';
+import './styles/layout.css';
+import './styles/tables.css';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app';

@@ -11,4 +11,10 @@ export function useCatalog() {
   return useShared('event-types', CATALOG_MAX_AGE_MS, async () => (await client.GET('/v1/webhooks/endpoints/event-types')).data, [client]);
 }
 
+/**
+ * Whether events of a type are written to the event log (and so can be listed, streamed, opened):
+ * all but the test event, which send-test-event sends to one endpoint only.
+ */
+export const inEventLog = (type: string): boolean => type !== 'webhook.ping';
+
 export type { EventType };

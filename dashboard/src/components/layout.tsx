@@ -2,9 +2,14 @@ import type { ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { useApp } from '../api/app-state';
 import { NAV } from '../pages';
+import { JumpToId } from './jump';
 import { RateLimitNotice } from './rate-limit-notice';
 
-/** The frame of every signed-in page: the workspace switcher, the sections, notifications and sign-out. */
+/**
+ * The frame of every signed-in page: the workspace switcher, a box that opens any id, the sections,
+ * notifications, who is signed in with which role, and sign-out. On a phone it wraps onto a few
+ * rows (styles.css); nothing is hidden.
+ */
 export function Layout({ children }: { children: ReactNode }) {
   const app = useApp();
   const [location] = useLocation();
@@ -25,6 +30,9 @@ export function Layout({ children }: { children: ReactNode }) {
             <li>
               <WorkspaceSwitcher />
             </li>
+            <li className="jump-item">
+              <JumpToId />
+            </li>
           </ul>
           <ul>
             <li>
@@ -38,9 +46,10 @@ export function Layout({ children }: { children: ReactNode }) {
                 ) : null}
               </Link>
             </li>
-            <li className="who" title={app.session.user?.email ?? 'personal access token'}>
-              {app.session.user?.name ?? 'Token'}
+            <li className="who" data-testid="who">
+              {app.session.user?.name ?? 'Personal access token'}
               {app.workspace ? <small className="muted"> · {app.workspace.role}</small> : null}
+              {app.session.user ? <small className="muted email">{app.session.user.email}</small> : null}
             </li>
             <li>
               <button type="button" className="secondary outline small" onClick={() => void app.signOut()}>

@@ -12,6 +12,7 @@ import { Notifications } from './notifications';
 import { OrderDetail } from './orders/detail';
 import { Orders } from './orders';
 import { Overview } from './overview';
+import { ProductDetail } from './products/detail';
 import { Products } from './products';
 
 /**
@@ -26,6 +27,7 @@ export interface PageEntry {
 export const PAGES: PageEntry[] = [
   { path: '/', component: Overview },
   { path: '/products', component: Products },
+  { path: '/products/:productId', component: ProductDetail },
   { path: '/orders', component: Orders },
   { path: '/orders/:orderId', component: OrderDetail },
   { path: '/events', component: Events },

@@ -8,6 +8,7 @@ import { ErrorBox } from '../../components/error-box';
 import { Badge, Time } from '../../components/format';
 import { Pager } from '../../components/pager';
 import { SecretOnce } from '../../components/secret-once';
+import { TableWrap } from '../../components/table-wrap';
 
 type ApiKey = ResponseData<'/v1/workspaces/{workspaceId}/api-keys', 'get'>['data'][number];
 
@@ -75,8 +76,8 @@ export function ApiKeys() {
         </Empty>
       ) : null}
       {list.data && list.data.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="striped">
+        <TableWrap label="API keys">
+          <table className="striped cards">
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -89,17 +90,17 @@ export function ApiKeys() {
             <tbody>
               {list.data.data.map((k) => (
                 <tr key={k.id}>
-                  <td>
+                  <td data-label="Name">
                     {k.name} {k.test ? <small className="muted">(test)</small> : null}
                   </td>
-                  <td>
+                  <td data-label="Starts with">
                     <code>{k.prefix}…</code>
                   </td>
-                  <td>{k.revokedAt ? <Badge value="revoked" /> : <Badge value="active" />}</td>
-                  <td>
+                  <td data-label="Status">{k.revokedAt ? <Badge value="revoked" /> : <Badge value="active" />}</td>
+                  <td data-label="Created">
                     <Time value={k.createdAt} />
                   </td>
-                  <td>
+                  <td data-label="Actions">
                     {k.revokedAt ? (
                       <small className="muted">
                         revoked <Time value={k.revokedAt} />
@@ -116,7 +117,7 @@ export function ApiKeys() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       ) : null}
       {list.loading && !list.data ? <p aria-busy="true">Loading…</p> : null}
       <Pager list={list} label="API keys" />

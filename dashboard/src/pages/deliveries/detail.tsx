@@ -3,6 +3,7 @@ import { useApp } from '../../api/app-state';
 import { useAction, useLoad } from '../../api/hooks';
 import { ErrorBox } from '../../components/error-box';
 import { Badge, Time } from '../../components/format';
+import { IdLink } from '../../components/id-link';
 import { AttemptsTimeline } from './attempts';
 import { Headers } from './headers';
 
@@ -58,7 +59,14 @@ export function DeliveryDetail() {
             </dd>
             <dt>Event</dt>
             <dd>
-              <code>{d.eventId}</code>
+              {/* A test event (webhook.ping) is sent to one endpoint and never written to the log: it has no page. */}
+              {d.eventType === 'webhook.ping' ? (
+                <>
+                  <code>{d.eventId}</code> <small className="muted">(a test event: not in the event log)</small>
+                </>
+              ) : (
+                <IdLink id={d.eventId} />
+              )}
             </dd>
             <dt>Attempts</dt>
             <dd>{d.attempt}</dd>

@@ -4,6 +4,7 @@ import type { Paged } from '../../api/hooks';
 import { ErrorBox } from '../../components/error-box';
 import { Badge, Time } from '../../components/format';
 import { Pager } from '../../components/pager';
+import { TableWrap } from '../../components/table-wrap';
 
 /** A page of deliveries with its pager; `empty` is shown when the first page has none. */
 export function DeliveryTable({ list, empty, showEndpoint = true }: { list: Paged<WebhookDelivery>; empty: React.ReactNode; showEndpoint?: boolean }) {
@@ -13,8 +14,8 @@ export function DeliveryTable({ list, empty, showEndpoint = true }: { list: Page
       <ErrorBox error={list.error} retry={list.reload} />
       {rows && rows.length === 0 && list.pageNumber === 1 ? empty : null}
       {rows && rows.length > 0 ? (
-        <div className="table-wrap">
-          <table className="striped" data-testid="deliveries">
+        <TableWrap label="Deliveries">
+          <table className="striped cards" data-testid="deliveries">
             <thead>
               <tr>
                 <th scope="col">Delivery</th>
@@ -29,7 +30,7 @@ export function DeliveryTable({ list, empty, showEndpoint = true }: { list: Page
             <tbody>
               {rows.map((d) => (
                 <tr key={d.id}>
-                  <td>
+                  <td data-label="Delivery">
                     <Link href={`/deliveries/${d.id}`}>
                       <code>{d.id}</code>
                     </Link>
@@ -40,19 +41,19 @@ export function DeliveryTable({ list, empty, showEndpoint = true }: { list: Page
                       </>
                     ) : null}
                   </td>
-                  <td>{d.eventType}</td>
+                  <td data-label="Event type">{d.eventType === 'webhook.ping' ? d.eventType : <Link href={`/events/${d.eventId}`}>{d.eventType}</Link>}</td>
                   {showEndpoint ? (
-                    <td>
+                    <td data-label="Endpoint">
                       <Link href={`/endpoints/${d.endpointId}`}>
                         <code>{d.endpointId}</code>
                       </Link>
                     </td>
                   ) : null}
-                  <td>
+                  <td data-label="Status">
                     <Badge value={d.status} />
                   </td>
-                  <td>{d.attempt}</td>
-                  <td>
+                  <td data-label="Attempts">{d.attempt}</td>
+                  <td data-label="Response">
                     {d.responseStatus ?? <span className="muted">—</span>}
                     {d.responseTimeMs !== null ? <small className="muted"> · {d.responseTimeMs} ms</small> : null}
                     {d.error ? (
@@ -62,14 +63,14 @@ export function DeliveryTable({ list, empty, showEndpoint = true }: { list: Page
                       </>
                     ) : null}
                   </td>
-                  <td>
+                  <td data-label="Created">
                     <Time value={d.createdAt} />
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       ) : null}
       {list.loading && !list.data ? <p aria-busy="true">Loading…</p> : null}
       <Pager list={list} label="Deliveries" />

@@ -8,6 +8,7 @@ import { Badge } from '../../components/format';
 import { Pager } from '../../components/pager';
 import { endpointState } from './health';
 import { StatsLine } from './stats';
+import { TableWrap } from '../../components/table-wrap';
 
 /** Webhook endpoints with their state and health at a glance. */
 export function Endpoints() {
@@ -35,8 +36,8 @@ export function Endpoints() {
         </Empty>
       ) : null}
       {list.data && list.data.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="striped">
+        <TableWrap label="Endpoints">
+          <table className="striped cards">
             <thead>
               <tr>
                 <th scope="col">URL</th>
@@ -48,7 +49,7 @@ export function Endpoints() {
             <tbody>
               {list.data.data.map((ep) => (
                 <tr key={ep.id}>
-                  <td>
+                  <td data-label="URL">
                     <Link href={`/endpoints/${ep.id}`}>{ep.url}</Link>
                     {ep.description ? (
                       <>
@@ -57,22 +58,22 @@ export function Endpoints() {
                       </>
                     ) : null}
                   </td>
-                  <td>
+                  <td data-label="State">
                     <Badge value={endpointState(ep)} />
                   </td>
-                  <td>
+                  <td data-label="Events">
                     {ep.subscribedEvents.map((e) => (
                       <code key={e} className="chip">
                         {e}
                       </code>
                     ))}
                   </td>
-                  <td>{ep.stats ? <StatsLine stats={ep.stats} /> : <span className="muted">unknown</span>}</td>
+                  <td data-label="Last 24 hours">{ep.stats ? <StatsLine stats={ep.stats} /> : <span className="muted">unknown</span>}</td>
                 </tr>
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       ) : null}
       {list.loading && !list.data ? <p aria-busy="true">Loading…</p> : null}
       <Pager list={list} label="Endpoints" />

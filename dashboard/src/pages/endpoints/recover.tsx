@@ -7,6 +7,7 @@ import { ConfirmButton } from '../../components/confirm';
 import { ErrorBox } from '../../components/error-box';
 import { Badge, Time } from '../../components/format';
 import { Pager } from '../../components/pager';
+import { TableWrap } from '../../components/table-wrap';
 
 type Recovery = Schemas['WebhookRecovery'];
 type Status = 'failed' | 'disabled';
@@ -132,41 +133,43 @@ export function RecoverPanel({ endpointId, writable, onRecovered }: { endpointId
       ) : null}
       <ErrorBox error={list.error} retry={list.reload} />
       {list.data?.data.length ? (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Recent recoveries">
-          <table className="striped" data-testid="recoveries">
-            <caption>Recent recoveries</caption>
-            <thead>
-              <tr>
-                <th scope="col">Made</th>
-                <th scope="col">Window</th>
-                <th scope="col">Status</th>
-                <th scope="col">Replayed</th>
-                <th scope="col">Skipped</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((r) => (
-                <tr key={r.id}>
-                  <td>
-                    <Time value={r.createdAt} />
-                  </td>
-                  <td>
-                    <Time value={r.since} /> – <Time value={r.until} /> <small className="muted">({r.statuses.join(', ')})</small>
-                  </td>
-                  <td>
-                    <Badge value={r.status} />
-                    {r.error ? <small> {r.error}</small> : null}
-                  </td>
-                  <td>
-                    {r.replayed} of {r.count}
-                  </td>
-                  <td>{r.skipped}</td>
+        <>
+          <TableWrap label="Recent recoveries">
+            <table className="striped cards" data-testid="recoveries">
+              <caption>Recent recoveries</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Made</th>
+                  <th scope="col">Window</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Replayed</th>
+                  <th scope="col">Skipped</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {list.data.data.map((r) => (
+                  <tr key={r.id}>
+                    <td data-label="Made">
+                      <Time value={r.createdAt} />
+                    </td>
+                    <td data-label="Window">
+                      <Time value={r.since} /> – <Time value={r.until} /> <small className="muted">({r.statuses.join(', ')})</small>
+                    </td>
+                    <td data-label="Status">
+                      <Badge value={r.status} />
+                      {r.error ? <small> {r.error}</small> : null}
+                    </td>
+                    <td data-label="Replayed">
+                      {r.replayed} of {r.count}
+                    </td>
+                    <td data-label="Skipped">{r.skipped}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
           <Pager list={list as never} label="Recoveries" />
-        </div>
+        </>
       ) : list.data ? (
         <p className="muted">No recovery of this endpoint yet.</p>
       ) : null}

@@ -5,6 +5,7 @@ import { useLoad, usePaged } from '../../api/hooks';
 import { Empty } from '../../components/empty';
 import { ErrorBox } from '../../components/error-box';
 import { Time } from '../../components/format';
+import { IdLink } from '../../components/id-link';
 import { DeliveryTable } from '../deliveries/table';
 
 /** One event: its body as every endpoint receives it, and its deliveries. */
@@ -35,7 +36,7 @@ export function EventDetail() {
             {'subject' in e ? (
               <>
                 {' '}
-                · subject <code>{e.subject.id}</code> ({e.subject.type})
+                · subject <IdLink id={e.subject.id} /> ({e.subject.type})
               </>
             ) : null}
           </p>

@@ -1,13 +1,15 @@
 import type { Event, EventType } from '@svc/sdk';
 import { Link } from 'wouter';
 import { useApp } from '../../api/app-state';
-import { useCatalog } from '../../api/catalog';
+import { inEventLog, useCatalog } from '../../api/catalog';
 import { formFilters, useFilters } from '../../api/filters';
 import { usePaged } from '../../api/hooks';
 import { Empty } from '../../components/empty';
 import { ErrorBox } from '../../components/error-box';
 import { Time } from '../../components/format';
+import { IdLink } from '../../components/id-link';
 import { Pager } from '../../components/pager';
+import { TableWrap } from '../../components/table-wrap';
 
 const FILTERS = ['type', 'subjectType', 'subjectId'] as const;
 
@@ -41,7 +43,7 @@ export function Events() {
           Type
           <select name="type" defaultValue={filters.type ?? ''}>
             <option value="">Any type</option>
-            {(catalog.data ?? []).map((t) => (
+            {(catalog.data ?? []).filter((t) => inEventLog(t.type)).map((t) => (
               <option key={t.type} value={t.type}>
                 {t.type}
               </option>
@@ -72,8 +74,8 @@ export function Events() {
         </Empty>
       ) : null}
       {list.data && list.data.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="striped">
+        <TableWrap label="Events">
+          <table className="striped cards">
             <thead>
               <tr>
                 <th scope="col">Event</th>
@@ -85,21 +87,21 @@ export function Events() {
             <tbody>
               {list.data.data.map((event) => (
                 <tr key={event.id}>
-                  <td>
+                  <td data-label="Event">
                     <Link href={`/events/${event.id}`}>
                       <code>{event.id}</code>
                     </Link>
                   </td>
-                  <td>{event.type}</td>
-                  <td>{'subject' in event ? <code>{event.subject.id}</code> : <span className="muted">—</span>}</td>
-                  <td>
+                  <td data-label="Type">{event.type}</td>
+                  <td data-label="Subject">{'subject' in event ? <IdLink id={event.subject.id} /> : <span className="muted">—</span>}</td>
+                  <td data-label="Created">
                     <Time value={event.created} />
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       ) : null}
       {list.loading && !list.data ? <p aria-busy="true">Loading…</p> : null}
       <Pager list={list} label="Events" />

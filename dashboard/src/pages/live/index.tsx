@@ -1,12 +1,14 @@
 import { useMemo, useState } from 'react';
 import type { Event } from '@svc/sdk';
 import { Link } from 'wouter';
-import { useCatalog } from '../../api/catalog';
+import { inEventLog, useCatalog } from '../../api/catalog';
 import { useFilters } from '../../api/filters';
 import { TAIL_LIMIT, useLiveTail } from '../../api/live-tail';
 import { Empty } from '../../components/empty';
 import { ErrorBox } from '../../components/error-box';
 import { Badge, Time } from '../../components/format';
+import { IdLink } from '../../components/id-link';
+import { TableWrap } from '../../components/table-wrap';
 
 const STATE_TEXT = {
   connecting: 'Connecting…',
@@ -28,10 +30,7 @@ function patterns(types: string[]): string[] {
 
 /** The subject's page in the dashboard, where it has one. */
 function subjectLink(event: Event) {
-  if (!('subject' in event)) return <span className="muted">—</span>;
-  const href = event.subject.type === 'order' ? `/orders/${event.subject.id}` : event.subject.type === 'webhook_endpoint' ? `/endpoints/${event.subject.id}` : null;
-  const id = <code>{event.subject.id}</code>;
-  return href ? <Link href={href}>{id}</Link> : id;
+  return 'subject' in event ? <IdLink id={event.subject.id} /> : <span className="muted">—</span>;
 }
 
 /** A live tail of the workspace's event stream: the newest events on top, filtered by type, pausable. */
@@ -40,7 +39,7 @@ export function LiveTail() {
   const [filters, setFilters] = useFilters(['type'] as const);
   const [running, setRunning] = useState(true);
   const tail = useLiveTail(filters.type, running);
-  const choices = useMemo(() => patterns((catalog.data ?? []).map((t) => t.type)), [catalog.data]);
+  const choices = useMemo(() => patterns((catalog.data ?? []).map((t) => t.type).filter(inEventLog)), [catalog.data]);
 
   return (
     <section>
@@ -90,8 +89,8 @@ export function LiveTail() {
           </p>
         </Empty>
       ) : (
-        <div className="table-wrap">
-          <table className="striped" data-testid="tail">
+        <TableWrap label="Live events">
+          <table className="striped cards" data-testid="tail">
             <thead>
               <tr>
                 <th scope="col">Time</th>
@@ -103,12 +102,12 @@ export function LiveTail() {
             <tbody>
               {tail.events.map((event) => (
                 <tr key={event.id}>
-                  <td>
+                  <td data-label="Time">
                     <Time value={event.created} short />
                   </td>
-                  <td>{event.type}</td>
-                  <td>{subjectLink(event)}</td>
-                  <td>
+                  <td data-label="Type">{event.type}</td>
+                  <td data-label="Subject">{subjectLink(event)}</td>
+                  <td data-label="Event">
                     <details>
                       <summary>
                         <code>{event.id}</code>
@@ -122,7 +121,7 @@ export function LiveTail() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

@@ -5,6 +5,8 @@ import { useAction, useLoad } from '../../api/hooks';
 import { ConfirmButton } from '../../components/confirm';
 import { ErrorBox } from '../../components/error-box';
 import { Badge, money, Time } from '../../components/format';
+import { IdLink } from '../../components/id-link';
+import { TableWrap } from '../../components/table-wrap';
 import { StatusHistory } from './history';
 import { allowedActions, ORDER_ACTIONS, type OrderActionName } from './states';
 
@@ -117,8 +119,7 @@ function Actions({ order, run, running }: { order: Order; run(name: OrderActionN
 function LineItems({ order }: { order: Order }) {
   const lines = order.lineItems ?? [];
   return (
-    // Focusable, so that a keyboard can scroll it sideways on a narrow screen (it holds no link).
-    <div className="table-wrap" tabIndex={0} role="region" aria-label="Line items">
+    <TableWrap label="Line items">
       <table className="striped" data-testid="line-items">
         <thead>
           <tr>
@@ -134,8 +135,8 @@ function LineItems({ order }: { order: Order }) {
               <td>
                 {line.name}
                 <br />
-                <small className="muted">
-                  <code>{line.productId}</code>
+                <small>
+                  <IdLink id={line.productId} />
                 </small>
               </td>
               <td>{money(line.unitAmount, order.currency)}</td>
@@ -153,6 +154,6 @@ function LineItems({ order }: { order: Order }) {
           </tr>
         </tfoot>
       </table>
-    </div>
+    </TableWrap>
   );
 }

@@ -9,6 +9,7 @@ import { ErrorBox } from '../../components/error-box';
 import { Badge, money, Time } from '../../components/format';
 import { Pager } from '../../components/pager';
 import { ORDER_STATUSES, type OrderStatus } from './states';
+import { TableWrap } from '../../components/table-wrap';
 
 const FILTERS = ['status', 'createdGte', 'createdLte'] as const;
 
@@ -70,8 +71,8 @@ export function Orders() {
         )
       ) : null}
       {list.data && list.data.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="striped" data-testid="orders">
+        <TableWrap label="Orders">
+          <table className="striped cards" data-testid="orders">
             <thead>
               <tr>
                 <th scope="col">Order</th>
@@ -85,25 +86,25 @@ export function Orders() {
             <tbody>
               {list.data.data.map((o) => (
                 <tr key={o.id}>
-                  <td>
+                  <td data-label="Order">
                     <Link href={`/orders/${o.id}`}>
                       <code>{o.id}</code>
                     </Link>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <Badge value={o.status} />
                   </td>
-                  <td>{money(o.amountTotal, o.currency)}</td>
-                  <td>{o.lineItems ? o.lineItems.reduce((n, line) => n + line.quantity, 0) : <span className="muted">—</span>}</td>
-                  <td>{o.customerEmail ?? <span className="muted">—</span>}</td>
-                  <td>
+                  <td data-label="Total">{money(o.amountTotal, o.currency)}</td>
+                  <td data-label="Items">{o.lineItems ? o.lineItems.reduce((n, line) => n + line.quantity, 0) : <span className="muted">—</span>}</td>
+                  <td data-label="Customer">{o.customerEmail ?? <span className="muted">—</span>}</td>
+                  <td data-label="Created">
                     <Time value={o.createdAt} />
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       ) : null}
       {list.loading && !list.data ? <p aria-busy="true">Loading…</p> : null}
       <Pager list={list} label="Orders" />

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import type { Product } from '@svc/sdk';
+import { Link } from 'wouter';
 import { useApp } from '../../api/app-state';
 import { useAction, usePaged } from '../../api/hooks';
 import { ConfirmButton } from '../../components/confirm';
@@ -7,6 +8,7 @@ import { Empty } from '../../components/empty';
 import { ErrorBox } from '../../components/error-box';
 import { Badge, currencyDigits, money, Time, toMinorUnits } from '../../components/format';
 import { Pager } from '../../components/pager';
+import { TableWrap } from '../../components/table-wrap';
 
 /** Products of the workspace: every change emits a product.* event to subscribed endpoints. */
 export function Products() {
@@ -32,8 +34,8 @@ export function Products() {
         </Empty>
       ) : null}
       {list.data && list.data.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="striped">
+        <TableWrap label="Products">
+          <table className="striped cards">
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -46,22 +48,22 @@ export function Products() {
             <tbody>
               {list.data.data.map((p) => (
                 <tr key={p.id}>
-                  <td>
-                    {p.name}
+                  <td data-label="Name">
+                    <Link href={`/products/${p.id}`}>{p.name}</Link>
                     <br />
                     <small className="muted">
                       <code>{p.id}</code>
                     </small>
                   </td>
-                  <td>{p.price ? money(p.price.amount, p.price.currency) : <span className="muted">no price</span>}</td>
-                  <td>
+                  <td data-label="Price">{p.price ? money(p.price.amount, p.price.currency) : <span className="muted">no price</span>}</td>
+                  <td data-label="Status">
                     <Badge value={p.active ? 'active' : 'disabled'} />
                   </td>
-                  <td>
+                  <td data-label="Created">
                     <Time value={p.createdAt} />
                   </td>
                   {writable ? (
-                    <td className="actions">
+                    <td data-label="Actions" className="actions">
                       <button type="button" className="secondary outline small" onClick={() => void toggle.run(p)}>
                         {p.active ? 'Deactivate' : 'Activate'}
                       </button>
@@ -76,7 +78,7 @@ export function Products() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       ) : null}
       {list.loading && !list.data ? <p aria-busy="true">Loading…</p> : null}
       <Pager list={list} label="Products" />
