@@ -14,6 +14,7 @@ import { EndpointForm, type EndpointFields } from './form';
 import { DISABLED_REASONS, endpointState, STATE_HELP } from './health';
 import { HealthPanel } from './health-panel';
 import { RecoverPanel } from './recover';
+import { TriggerPanel } from './trigger';
 
 /** One endpoint: its state and settings, what a person can do with it, its recent deliveries. */
 export function EndpointDetail() {
@@ -165,6 +166,7 @@ export function EndpointDetail() {
               <Time value={ep.updatedAt} />
             </dd>
           </dl>
+          <TriggerPanel endpoint={ep} onTriggered={deliveries.reload} />
           {/* Asked again when a delivery on the first page changes (a new one, another attempt, an outcome). */}
           <HealthPanel endpointId={endpointId} refresh={deliveryChanges} />
           <RecoverPanel endpointId={endpointId} writable={writable} onRecovered={deliveries.reload} />
@@ -178,8 +180,8 @@ export function EndpointDetail() {
             empty={
               <Empty title="No deliveries to this endpoint yet">
                 <p>
-                  {ep.active ? 'Send it a test event above, or' : 'Re-enable it, then'} create a product: each event it subscribes to becomes a delivery
-                  here.
+                  {ep.active ? 'Send it a test event or trigger an event above, or' : 'Re-enable it, then'} create a product: each event it subscribes to
+                  becomes a delivery here.
                 </p>
               </Empty>
             }
