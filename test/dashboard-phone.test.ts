@@ -81,8 +81,9 @@ describe('dashboard on a phone', { timeout: 180_000 }, () => {
     expect(await links.count()).toBe(9);
     for (const link of await links.all()) {
       const box = (await link.boundingBox())!;
-      expect(box.x, await link.textContent()).toBeGreaterThanOrEqual(0);
-      expect(box.x + box.width, await link.textContent()).toBeLessThanOrEqual(390);
+      const name = (await link.textContent()) ?? '';
+      expect(box.x, name).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width, name).toBeLessThanOrEqual(390);
     }
     await record(page, 'phone-overview', audit);
   });
