@@ -8,7 +8,7 @@ import { RateLimitNotice } from './rate-limit-notice';
 /**
  * The frame of every signed-in page: the workspace switcher, a box that opens any id, the sections,
  * notifications, who is signed in with which role, and sign-out. On a phone it wraps onto a few
- * rows (styles.css); nothing is hidden.
+ * rows (styles/layout.css); nothing is hidden.
  */
 export function Layout({ children }: { children: ReactNode }) {
   const app = useApp();

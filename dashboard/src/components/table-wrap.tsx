@@ -3,7 +3,7 @@ import { useEffect, useRef, useState, type ReactNode } from 'react';
 /**
  * A table that may be wider than the screen: it scrolls sideways, and says so while it does (the
  * hint, and a focusable region a keyboard can scroll). On a phone, lists (`table.cards`) show a card
- * per row instead (styles.css), which fits.
+ * per row instead (styles/tables.css), which fits.
  */
 export function TableWrap({ label, children }: { label: string; children: ReactNode }) {
   const box = useRef<HTMLDivElement>(null);
