@@ -6,7 +6,6 @@ import type { CursorCodec } from './http/pagination.js';
 import type { Clock } from './lib/clock.js';
 import type { SecretBox } from './lib/secretbox.js';
 import type { Metrics } from './ops/metrics.js';
-import type { DeliveryNotifier } from './outbox/notifier.js';
 import type { Sequencer } from './events/sequencer.js';
 import type { EventHub } from './events/stream/hub.js';
 import type { PushQueue } from './notifications/push/queue.js';
@@ -14,6 +13,7 @@ import type { Outbox } from './outbox/outbox.js';
 import type { ProductCreations } from './products/create-batch.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import type { RecoveryRunner } from './webhooks/recoveries/runner.js';
+import type { WorkerLink } from './webhooks/engine/handoff.js';
 
 /** Dependencies built once at start and handed to every module; tests build their own. */
 export interface AppContext {
@@ -26,8 +26,8 @@ export interface AppContext {
   rateLimits: RateLimitStore;
   /** Valid credentials by token hash; revocations reach it through NOTIFY (see auth/cache.ts). */
   credentials: CredentialCache;
-  /** Wakes delivery workers after committed writes, or hands them new deliveries (see outbox/notifier.ts). */
-  notifier: DeliveryNotifier;
+  /** Wakes delivery workers after committed writes, or hands them new deliveries (see webhooks/engine/handoff.ts). */
+  link: WorkerLink;
   /** The one writer of events and deliveries (see outbox/outbox.ts). */
   outbox: Outbox;
   /** Gives committed batches of events their place in the log's order (see events/sequencer.ts). */

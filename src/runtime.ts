@@ -3,10 +3,10 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { join } from 'node:path';
 import { CredentialCache } from './auth/cache.js';
 import { ConfigError, type Config } from './config.js';
-import { HELD_CLAIMS_PER_WORKER } from './webhooks/engine/held-claim.js';
+import { HOLDS_PER_WORKER } from './webhooks/engine/hold.js';
 import { EventHub } from './events/stream/hub.js';
 import { Sequencer } from './events/sequencer.js';
-import { DeliveryNotifier } from './outbox/notifier.js';
+import { WorkerLink } from './webhooks/engine/handoff.js';
 import { Outbox } from './outbox/outbox.js';
 import { ProductCreations } from './products/create-batch.js';
 import type { AppContext } from './context.js';
@@ -70,9 +70,9 @@ export function createContext(
 ): AppContext {
   const secrets = new SecretBox(masterKey);
   const rateLimits = deps.rateLimits ?? openRateLimitStore(config);
-  const notifier = new DeliveryNotifier(db, clock, config.leaseMs);
+  const link = new WorkerLink(db, clock, config.leaseMs);
   const sequencer = new Sequencer(db, config.pollIntervalMs);
-  const outbox = new Outbox(db, notifier, sequencer);
+  const outbox = new Outbox(db, link, sequencer);
   const metrics = new Metrics(db, clock);
   return {
     config,
@@ -81,7 +81,7 @@ export function createContext(
     secrets,
     rateLimits,
     credentials: new CredentialCache(),
-    notifier,
+    link,
     outbox,
     sequencer,
     eventStreams: new EventHub({ db, sequencer, pollIntervalMs: config.pollIntervalMs }),
@@ -102,10 +102,10 @@ export function createContext(
  * key stops here with one line.
  */
 export async function openContext(config: Config, options: { owner?: boolean; quiet?: boolean } = {}): Promise<AppContext> {
-  // Each delivery worker may keep HELD_CLAIMS_PER_WORKER claims open, each on a connection of its own.
+  // Each delivery worker may keep HOLDS_PER_WORKER holds open, each on a connection of its own.
   const db = await openDatabase(config, {
     owner: options.owner,
-    heldConnections: HELD_CLAIMS_PER_WORKER * Math.max(1, config.workers),
+    heldConnections: HOLDS_PER_WORKER * Math.max(1, config.workers),
     log: options.quiet ? () => {} : undefined,
   });
   try {

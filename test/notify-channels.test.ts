@@ -6,7 +6,7 @@ import { channelSql, listenChannel } from '../src/db/channels.js';
 import type { Db } from '../src/db/db.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { EVENT_CHANNEL } from '../src/events/channel.js';
-import { DELIVERY_CHANNEL } from '../src/webhooks/engine/wakeups.js';
+import { DELIVERY_CHANNEL } from '../src/webhooks/engine/handoff.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { POSTGRES_URL, asAdmin, openTestDb, type TestDb } from './helpers/db.js';
 import { addEndpoint, createProduct, eventually } from './helpers/delivery.js';
@@ -138,7 +138,7 @@ describe('two services on two schemas of one database', () => {
     const workspace = t.demo.workspaces[0].id;
     const [{ id }] = await t.ctx.db.query<{ id: string }>('SELECT id FROM api_keys WHERE workspace_id = $1 AND test', [workspace]);
     expect(await revokeApiKey(t.ctx.db, null, id, t.clock.now())).not.toBeNull();
-    return { origin: t.ctx.notifier.origin, workspace, revoked: id };
+    return { origin: t.ctx.link.origin, workspace, revoked: id };
   }
 
   /** Until `listener` has heard all three notifications of `wrote`. */

@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/db.js';
 import type { SecretBox } from '../lib/secretbox.js';
 import { prepareOrder } from '../orders/service.js';
-import { changeIn } from '../outbox/outbox.js';
-import { creationRow, insertCreationsIn } from '../products/create-batch.js';
+import { writeIn } from '../outbox/outbox.js';
+import { createProducts, creation } from '../products/create-batch.js';
 import type { ProductCreateInput } from '../products/schemas.js';
 import { createEndpoint, updateEndpoint } from '../webhooks/endpoints/store.js';
 
@@ -38,21 +38,21 @@ export async function seedDemoData(q: Queryable, box: SecretBox, workspaceId: st
   );
   await updateEndpoint(q, workspaceId, row.id, { active: false }, now);
   // One millisecond apart, so the list shows them in the order written here, newest first.
-  const creations = DEMO_PRODUCTS.map((input, i) => creationRow(workspaceId, input, new Date(now.getTime() + i + 1)));
-  await insertCreationsIn(q, creations);
+  const creations = DEMO_PRODUCTS.map((input, i) => creation(workspaceId, input, new Date(now.getTime() + i + 1)));
+  await writeIn(q, createProducts(creations));
   const orderInput = {
     lineItems: [
-      { productId: creations[0].id, quantity: 2 },
-      { productId: creations[1].id, quantity: 1 },
+      { productId: creations[0].values.id, quantity: 2 },
+      { productId: creations[1].values.id, quantity: 1 },
     ],
     customerEmail: 'ada@example.com',
     metadata: { channel: 'demo' },
   };
   const order = await prepareOrder(q, workspaceId, orderInput, new Date(now.getTime() + creations.length + 1));
-  const [placed] = await changeIn<{ id: string; amount_total: string | number; currency: string }>(q, order.mutation, order.event);
+  const [placed] = await writeIn<{ id: string; amount_total: string | number; currency: string }>(q, order.write);
   return {
     workspaceId,
-    products: creations.map((c) => ({ id: c.id, name: c.name })),
+    products: creations.map((c) => ({ id: c.values.id, name: c.values.name })),
     order: { id: placed.id, amountTotal: Number(placed.amount_total), currency: placed.currency },
     webhookEndpoint: { id: row.id, url: row.url, secret, active: false },
   };

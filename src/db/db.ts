@@ -49,7 +49,7 @@ export interface Db extends Queryable {
   inScope(): boolean;
   /**
    * Opens a transaction that stays open while the caller does other work (delivery workers hold row
-   * locks this way, engine/held-claim.ts). `settings` apply to this transaction only (SET LOCAL),
+   * locks this way, engine/hold.ts). `settings` apply to this transaction only (SET LOCAL),
    * sent with its BEGIN.
    */
   begin(settings?: Record<string, string>): Promise<OpenTransaction>;

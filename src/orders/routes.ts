@@ -11,7 +11,7 @@ import { isId } from '../lib/ids.js';
 import { ORDER_EXPANDS, OrderCreate, OrderList, OrderListQuery, OrderUpdate, type OrderListQueryInput } from './schemas.js';
 import { prepareOrder } from './service.js';
 import { ORDER_ACTIONS, invalidState, type OrderActionName } from './states.js';
-import { findLineItems, findOrder, listOrders, orderSubject, toView, transitionOrder, updateOrder, type OrderRow } from './store.js';
+import { findLineItems, findOrder, listOrders, toView, transitionOrder, updateOrder, type OrderRow } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:orders:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:orders:write' } as const;
@@ -45,7 +45,7 @@ export function orderRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount)
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
       const creation = await prepareOrder(ctx.db, workspaceId, request.body, now);
-      const [row] = await ctx.outbox.change<OrderRow>(creation.mutation, creation.event);
+      const [row] = await ctx.outbox.write<OrderRow>(creation.write);
       return reply.status(201).send(toView(row, creation.lineItems));
     },
   });
@@ -98,12 +98,7 @@ export function orderRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount)
       const id = orderIdOf(request.params);
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
-      const [row] = await ctx.outbox.change<OrderRow>(updateOrder(workspaceId, id, request.body, now), {
-        workspaceId,
-        type: 'order.updated',
-        subject: orderSubject(id),
-        at: now,
-      });
+      const [row] = await ctx.outbox.write<OrderRow>(updateOrder(workspaceId, id, request.body, now));
       if (!row) throw notFound('order');
       return withLineItems(workspaceId, row);
     },
@@ -124,12 +119,7 @@ export function orderRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount)
         const id = orderIdOf(request.params);
         const workspaceId = request.workspace!.id;
         const now = ctx.clock.now();
-        const [row] = await ctx.outbox.change<OrderRow>(transitionOrder(workspaceId, id, name, now), {
-          workspaceId,
-          type: action.event,
-          subject: orderSubject(id),
-          at: now,
-        });
+        const [row] = await ctx.outbox.write<OrderRow>(transitionOrder(workspaceId, id, name, now));
         if (row) return withLineItems(workspaceId, row);
         // Nothing changed: either there is no such order, or its status does not allow the action.
         const current = await findOrder(ctx.db, workspaceId, id);

@@ -1,9 +1,9 @@
 import type { Queryable } from '../db/db.js';
 import { fetchPage, type Cursor, type Page } from '../db/keyset.js';
-import { SetList } from '../db/set.js';
+import { assignments } from '../db/named.js';
 import { Where } from '../db/where.js';
 import { shape, type Row } from '../http/shape.js';
-import type { Mutation } from '../outbox/outbox.js';
+import type { Write } from '../outbox/outbox.js';
 import { Order, OrderLineItem, type LineItemView, type OrderUpdateInput, type OrderView } from './schemas.js';
 import { ORDER_ACTIONS, type OrderActionName, type OrderStatus } from './states.js';
 
@@ -69,58 +69,69 @@ export interface NewOrder {
 }
 
 /**
- * The order and its line items as one statement (the line items a CTE ahead of it, see Mutation):
- * the outbox adds the order.created event and its deliveries to the same statement.
+ * The order and its line items as one statement (the line items a CTE ahead of it), with its
+ * order.created event: the outbox adds the event and its deliveries to the same statement.
  */
-export function insertOrder(order: NewOrder, now: Date): Mutation {
+export function insertOrder(order: NewOrder, now: Date): Write {
   const items = order.lineItems;
   return {
-    before: `line_items AS (
-       INSERT INTO order_line_items (order_id, workspace_id, position, product_id, name, unit_amount, quantity, amount)
-       SELECT $1, $2, i.position, i.product_id, i.name, i.unit_amount, i.quantity, i.amount
-         FROM unnest($8::text[], $9::text[], $10::bigint[], $11::int[], $12::bigint[])
-              WITH ORDINALITY AS i (product_id, name, unit_amount, quantity, amount, position)
-     )`,
-    sql: `INSERT INTO orders (id, workspace_id, status, currency, amount_total, customer_email, metadata, created_at, updated_at)
-          VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $7) RETURNING ${ORDER_COLUMNS}`,
-    params: [
-      order.id,
-      order.workspaceId,
-      order.currency,
-      order.amountTotal,
-      order.customerEmail,
-      JSON.stringify(order.metadata),
-      now,
-      items.map((i) => i.productId),
-      items.map((i) => i.name),
-      items.map((i) => i.unitAmount),
-      items.map((i) => i.quantity),
-      items.map((i) => i.amount),
-    ],
+    change: {
+      before: `line_items AS (
+         INSERT INTO order_line_items (order_id, workspace_id, position, product_id, name, unit_amount, quantity, amount)
+         SELECT :id, :workspace_id, i.position, i.product_id, i.name, i.unit_amount, i.quantity, i.amount
+           FROM unnest(:product_ids::text[], :names::text[], :unit_amounts::bigint[], :quantities::int[], :amounts::bigint[])
+                WITH ORDINALITY AS i (product_id, name, unit_amount, quantity, amount, position)
+       )`,
+      sql: `INSERT INTO orders (id, workspace_id, status, currency, amount_total, customer_email, metadata, created_at, updated_at)
+            VALUES (:id, :workspace_id, 'pending', :currency, :amount_total, :customer_email, :metadata, :now, :now) RETURNING ${ORDER_COLUMNS}`,
+      values: {
+        id: order.id,
+        workspace_id: order.workspaceId,
+        currency: order.currency,
+        amount_total: order.amountTotal,
+        customer_email: order.customerEmail,
+        metadata: JSON.stringify(order.metadata),
+        now,
+        product_ids: items.map((i) => i.productId),
+        names: items.map((i) => i.name),
+        unit_amounts: items.map((i) => i.unitAmount),
+        quantities: items.map((i) => i.quantity),
+        amounts: items.map((i) => i.amount),
+      },
+    },
+    events: [{ event: { workspaceId: order.workspaceId, type: 'order.created', subject: orderSubject(order.id), at: now } }],
   };
 }
 
-/** Applies the given fields, in any status. */
-export function updateOrder(workspaceId: string, id: string, input: OrderUpdateInput, now: Date): Mutation {
-  const set = new SetList([id, workspaceId, now], 'updated_at = $3')
-    .field('customer_email', input.customerEmail)
-    .field('metadata', input.metadata === undefined ? undefined : JSON.stringify(input.metadata));
-  return { sql: `UPDATE orders SET ${set.sql} WHERE id = $1 AND workspace_id = $2 RETURNING ${ORDER_COLUMNS}`, params: set.params };
+/** Applies the given fields, in any status; with its order.updated event. */
+export function updateOrder(workspaceId: string, id: string, input: OrderUpdateInput, now: Date): Write {
+  const set = assignments({ customer_email: input.customerEmail, metadata: input.metadata === undefined ? undefined : JSON.stringify(input.metadata) });
+  return {
+    change: {
+      sql: `UPDATE orders SET updated_at = :now${set.sql ? `, ${set.sql}` : ''} WHERE id = :id AND workspace_id = :workspace_id RETURNING ${ORDER_COLUMNS}`,
+      values: { ...set.values, id, workspace_id: workspaceId, now },
+    },
+    events: [{ event: { workspaceId, type: 'order.updated', subject: orderSubject(id), at: now } }],
+  };
 }
 
 /**
- * Moves the order to the action's status if its status now allows it, and returns no row otherwise.
- * The condition is part of the UPDATE, which locks the row: of two actions racing on one order, the
- * second waits for the first to commit, reads the status it left, and changes nothing if that status
- * no longer allows it. So exactly one of them succeeds and emits its event.
+ * Moves the order to the action's status if its status now allows it, and returns no row otherwise
+ * (then no event is written either). The condition is part of the UPDATE, which locks the row: of
+ * two actions racing on one order, the second waits for the first to commit, reads the status it
+ * left, and changes nothing if that status no longer allows it. So exactly one of them succeeds and
+ * emits its event.
  */
-export function transitionOrder(workspaceId: string, id: string, action: OrderActionName, now: Date): Mutation {
-  const { from, to, column } = ORDER_ACTIONS[action];
+export function transitionOrder(workspaceId: string, id: string, action: OrderActionName, now: Date): Write {
+  const { from, to, column, event } = ORDER_ACTIONS[action];
   // Statuses and columns are constants of ORDER_ACTIONS, never input.
   const allowed = from.map((s) => `'${s}'`).join(', ');
   return {
-    sql: `UPDATE orders SET status = '${to}', ${column} = $3, updated_at = $3
-           WHERE id = $1 AND workspace_id = $2 AND status IN (${allowed}) RETURNING ${ORDER_COLUMNS}`,
-    params: [id, workspaceId, now],
+    change: {
+      sql: `UPDATE orders SET status = '${to}', ${column} = :now, updated_at = :now
+             WHERE id = :id AND workspace_id = :workspace_id AND status IN (${allowed}) RETURNING ${ORDER_COLUMNS}`,
+      values: { id, workspace_id: workspaceId, now },
+    },
+    events: [{ event: { workspaceId, type: event, subject: orderSubject(id), at: now } }],
   };
 }

@@ -1,7 +1,6 @@
+import { DatabaseUnavailableError, type Db } from '../db/db.js';
 import { newId } from '../lib/ids.js';
-import type { Db, Queryable } from '../db/db.js';
-import type { HandOff } from '../outbox/notifier.js';
-import { changeManyIn, eventFields, type Batch, type EventFields, type Outbox } from '../outbox/outbox.js';
+import type { Outbox, Write } from '../outbox/outbox.js';
 import type { ProductCreateInput } from './schemas.js';
 import { PRODUCT_COLUMNS, productSubject, type ProductRow } from './store.js';
 
@@ -10,62 +9,57 @@ const MAX_IN_FLIGHT = 4;
 /** Creations written per statement at most. */
 const MAX_BATCH = 200;
 
-/** One creation as the batch statement takes it: the product's fields and its event's. */
-export type CreationRow = Omit<ProductRow, 'created_at' | 'updated_at'> & EventFields;
-
-interface Creation {
-  row: CreationRow;
-  resolve: (row: ProductRow) => void;
-  reject: (error: unknown) => void;
+/** One product to create: its event, and its own fields as the outbox's `input` rows carry them. */
+export interface Creation {
+  event: Write['events'][number]['event'];
+  values: Omit<ProductRow, 'created_at' | 'updated_at'>;
 }
 
-/** The products of a batch's input rows (Outbox.changeMany adds their events and deliveries). */
-const INSERT_PRODUCTS = `INSERT INTO products (id, workspace_id, name, description, price_amount, price_currency, active, metadata, created_at, updated_at)
-     SELECT id, workspace_id, name, description, price_amount, price_currency, active, metadata, at, at FROM input
-     RETURNING ${PRODUCT_COLUMNS}`;
-const PRODUCT_INPUT = 'id text, name text, description text, price_amount bigint, price_currency text, active boolean, metadata jsonb';
-
-export function creationRow(workspaceId: string, input: ProductCreateInput, now: Date): CreationRow {
+export function creation(workspaceId: string, input: ProductCreateInput, now: Date): Creation {
   const id = newId('prd', now);
-  const { fields } = eventFields({ workspaceId, type: 'product.created', subject: productSubject(id), at: now });
   return {
-    id,
-    name: input.name,
-    description: input.description ?? null,
-    price_amount: input.price?.amount ?? null,
-    price_currency: input.price?.currency ?? null,
-    active: input.active ?? true,
-    metadata: input.metadata ?? {},
-    ...fields,
+    event: { workspaceId, type: 'product.created', subject: productSubject(id), at: now },
+    values: {
+      id,
+      name: input.name,
+      description: input.description ?? null,
+      price_amount: input.price?.amount ?? null,
+      price_currency: input.price?.currency ?? null,
+      active: input.active ?? true,
+      metadata: input.metadata ?? {},
+    },
   };
 }
 
-function creations(rows: CreationRow[]): Batch<CreationRow> {
-  return { columns: PRODUCT_INPUT, mutation: INSERT_PRODUCTS, rows };
+/** Products created together, with their product.created events: one row of `input` each (the outbox adds events and deliveries). */
+export function createProducts(creations: Creation[]): Write {
+  return {
+    change: {
+      sql: `INSERT INTO products (id, workspace_id, name, description, price_amount, price_currency, active, metadata, created_at, updated_at)
+            SELECT id, workspace_id, name, description, price_amount, price_currency, active, metadata, at, at FROM input
+            RETURNING ${PRODUCT_COLUMNS}`,
+      columns: 'id text, name text, description text, price_amount bigint, price_currency text, active boolean, metadata jsonb',
+    },
+    events: creations,
+  };
 }
 
-/**
- * Writes the creations, with their events and deliveries, in one statement of their own through the
- * outbox; their deliveries are handed over under `handOff`, or under a reservation of its own.
- */
-export function insertCreations(outbox: Outbox, rows: CreationRow[], handOff?: HandOff | null): Promise<ProductRow[]> {
-  return outbox.changeMany<ProductRow, CreationRow>(creations(rows), handOff);
-}
-
-/** Writes the creations, with their events and deliveries, inside the caller's transaction `q`. */
-export function insertCreationsIn(q: Queryable, rows: CreationRow[]): Promise<ProductRow[]> {
-  return changeManyIn<ProductRow, CreationRow>(q, creations(rows));
+interface Pending {
+  creation: Creation;
+  resolve: (row: ProductRow) => void;
+  reject: (error: unknown) => void;
 }
 
 /**
  * Product creations that arrive together are written together. Under load this turns N statements
  * and N commits into a few, which is most of what a creation costs the database; alone, a creation
- * waits one turn of the event loop. Each creation keeps its own id, time and event. If a batch
- * fails, its creations are written one by one, so only a creation that fails on its own fails.
+ * waits one turn of the event loop. Each creation keeps its own id, time and event. If the database
+ * refuses a batch, its creations are written one by one, so only a creation that fails on its own
+ * fails; if it does not answer, the whole batch fails at once.
  * One per process, built at start (runtime.ts).
  */
 export class ProductCreations {
-  private queue: Creation[] = [];
+  private queue: Pending[] = [];
   private inFlight = 0;
   private scheduled = false;
 
@@ -75,12 +69,12 @@ export class ProductCreations {
   ) {}
 
   create(workspaceId: string, input: ProductCreateInput, now: Date): Promise<ProductRow> {
-    const row = creationRow(workspaceId, input, now);
+    const made = creation(workspaceId, input, now);
     // A creation inside a request's transaction (a keyed POST, db/scope.ts) is written alone in it:
     // a batch is shared by requests, and must not commit or roll back with one of them.
-    if (this.db.inScope()) return insertCreations(this.outbox, [row]).then(([created]) => created);
+    if (this.db.inScope()) return this.outbox.write<ProductRow>(createProducts([made])).then(([created]) => created);
     return new Promise<ProductRow>((resolve, reject) => {
-      this.queue.push({ row, resolve, reject });
+      this.queue.push({ creation: made, resolve, reject });
       this.schedule();
     });
   }
@@ -102,17 +96,22 @@ export class ProductCreations {
     });
   }
 
-  private async write(batch: Creation[]): Promise<void> {
+  private async write(batch: Pending[]): Promise<void> {
     let rows: ProductRow[];
     try {
-      rows = await insertCreations(this.outbox, batch.map((c) => c.row));
+      rows = await this.outbox.write<ProductRow>(createProducts(batch.map((p) => p.creation)));
     } catch (error) {
-      if (batch.length === 1) return batch[0].reject(error);
-      for (const creation of batch) await this.write([creation]);
+      // The database did not answer: every creation fails with it, at once. A refusal may be one
+      // creation's own: each is tried alone, so that only that one fails.
+      if (batch.length === 1 || error instanceof DatabaseUnavailableError) {
+        for (const pending of batch) pending.reject(error);
+        return;
+      }
+      for (const pending of batch) await this.write([pending]);
       return;
     }
     const byId = new Map(rows.map((r) => [r.id, r]));
-    for (const creation of batch) creation.resolve(byId.get(creation.row.id)!);
+    for (const pending of batch) pending.resolve(byId.get(pending.creation.values.id)!);
   }
 }
 

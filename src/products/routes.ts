@@ -8,7 +8,7 @@ import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
 import { isId } from '../lib/ids.js';
 import { Deleted, ProductCreate, ProductList, ProductUpdate, isCurrency } from './schemas.js';
-import { deleteProduct, findProduct, listProductsJson, productSubject, toView, updateProduct, type ProductRow } from './store.js';
+import { deleteProduct, findProduct, listProductsJson, toView, updateProduct, type ProductRow } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:products:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:products:write' } as const;
@@ -73,12 +73,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       checkCurrency(request.body.price);
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
-      const [row] = await ctx.outbox.change<ProductRow>(updateProduct(workspaceId, productId, request.body, now), {
-        workspaceId,
-        type: 'product.updated',
-        subject: productSubject(productId),
-        at: now,
-      });
+      const [row] = await ctx.outbox.write<ProductRow>(updateProduct(workspaceId, productId, request.body, now));
       if (!row) throw notFound('product');
       return toView(row);
     },
@@ -92,12 +87,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
       if (!isId('prd', productId)) throw notFound('product');
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
-      const deleted = await ctx.outbox.change(deleteProduct(workspaceId, productId, now), {
-        workspaceId,
-        type: 'product.deleted',
-        subject: productSubject(productId),
-        at: now,
-      });
+      const deleted = await ctx.outbox.write(deleteProduct(workspaceId, productId, now));
       if (deleted.length === 0) throw notFound('product');
       return { id: productId, deleted: true as const };
     },

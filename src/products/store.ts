@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { Queryable } from '../db/db.js';
-import { SetList } from '../db/set.js';
+import { assignments } from '../db/named.js';
+import type { Write } from '../outbox/outbox.js';
 import { Where } from '../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../db/keyset.js';
 import { shape, type Row } from '../http/shape.js';
@@ -47,12 +48,6 @@ export function productSubject(id: string) {
   return { type: 'product', id, url: `/v1/products/${id}` };
 }
 
-/** A change to products as one statement with RETURNING, for the outbox to pair with its event. */
-export interface ProductStatement {
-  sql: string;
-  params: unknown[];
-}
-
 export async function findProduct(q: Queryable, workspaceId: string, id: string): Promise<ProductRow | null> {
   const [row] = await q.query<ProductRow>(
     `SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL`,
@@ -86,24 +81,33 @@ export async function listProductsJson(q: Queryable, workspaceId: string, cursor
   return { ...page, rows: page.rows.map(productShape.json.text) };
 }
 
-/** Applies the given fields only, to a product that is not deleted. */
-export function updateProduct(workspaceId: string, id: string, input: ProductUpdateInput, now: Date): ProductStatement {
-  const set = new SetList([id, workspaceId, now], 'updated_at = $3')
-    .field('name', input.name)
-    .field('description', input.description);
-  if (input.price !== undefined) set.field('price_amount', input.price?.amount ?? null).field('price_currency', input.price?.currency ?? null);
-  set.field('active', input.active).field('metadata', input.metadata === undefined ? undefined : JSON.stringify(input.metadata));
+/** Applies the given fields only, to a product that is not deleted; with its product.updated event. */
+export function updateProduct(workspaceId: string, id: string, input: ProductUpdateInput, now: Date): Write {
+  const set = assignments({
+    name: input.name,
+    description: input.description,
+    price_amount: input.price === undefined ? undefined : (input.price?.amount ?? null),
+    price_currency: input.price === undefined ? undefined : (input.price?.currency ?? null),
+    active: input.active,
+    metadata: input.metadata === undefined ? undefined : JSON.stringify(input.metadata),
+  });
   return {
-    sql: `UPDATE products SET ${set.sql}
-           WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING ${PRODUCT_COLUMNS}`,
-    params: set.params,
+    change: {
+      sql: `UPDATE products SET updated_at = :now${set.sql ? `, ${set.sql}` : ''}
+             WHERE id = :id AND workspace_id = :workspace_id AND deleted_at IS NULL RETURNING ${PRODUCT_COLUMNS}`,
+      values: { ...set.values, id, workspace_id: workspaceId, now },
+    },
+    events: [{ event: { workspaceId, type: 'product.updated', subject: productSubject(id), at: now } }],
   };
 }
 
-/** Soft delete: the row stays for the events that name it; reads treat it as gone. */
-export function deleteProduct(workspaceId: string, id: string, now: Date): ProductStatement {
+/** Soft delete (the row stays for the events that name it; reads treat it as gone), with its product.deleted event. */
+export function deleteProduct(workspaceId: string, id: string, now: Date): Write {
   return {
-    sql: 'UPDATE products SET deleted_at = $3 WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING id',
-    params: [id, workspaceId, now],
+    change: {
+      sql: 'UPDATE products SET deleted_at = :now WHERE id = :id AND workspace_id = :workspace_id AND deleted_at IS NULL RETURNING id',
+      values: { id, workspace_id: workspaceId, now },
+    },
+    events: [{ event: { workspaceId, type: 'product.deleted', subject: productSubject(id), at: now } }],
   };
 }

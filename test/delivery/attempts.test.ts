@@ -42,9 +42,8 @@ describe('delivery attempts log', () => {
   };
   /** Each test's endpoint is paused at its end, so later tests' events are not sent to it. */
   const pause = async (endpointId: string) => expect((await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${endpointId}`, { active: false })).statusCode).toBe(200);
-  const worker = (claims: 'held' | 'lease') =>
+  const worker = () =>
     new DeliveryWorker(t.ctx, {
-      claims,
       onError: (error, during) => {
         throw new Error(`worker ${during} failed: ${(error as Error).message}`);
       },
@@ -71,77 +70,74 @@ describe('delivery attempts log', () => {
     await t?.close();
   });
 
-  // Both ways a worker takes rows write outcomes with the same statement.
-  for (const claims of ['held', 'lease'] as const) {
-    it(`keeps the three attempts of a delivery that failed twice and then succeeded (${claims} claims)`, async () => {
-      const { id: endpointId, secret } = await addEndpoint(t, `${receiver.url}/${claims}`);
-      await createProduct(t, `Hat ${claims}`);
-      const start = clock.now().getTime();
-      const w = worker(claims);
-      for (const offset of [0, MINUTE, 2 * MINUTE]) {
-        clock.set(new Date(start + offset));
-        expect(await w.runDue()).toBe(1);
-      }
-      const [row] = await deliveriesOf(t, endpointId);
-      expect(row).toMatchObject({ status: 'success', attempt: 3 });
-      const sent = receiver.requests.filter((r) => r.headers['webhook-id'] === row.id);
-      expect(sent).toHaveLength(3);
+  it('keeps the three attempts of a delivery that failed twice and then succeeded', async () => {
+    const { id: endpointId, secret } = await addEndpoint(t, `${receiver.url}/thrice`);
+    await createProduct(t, 'Hat');
+    const start = clock.now().getTime();
+    const w = worker();
+    for (const offset of [0, MINUTE, 2 * MINUTE]) {
+      clock.set(new Date(start + offset));
+      expect(await w.runDue()).toBe(1);
+    }
+    const [row] = await deliveriesOf(t, endpointId);
+    expect(row).toMatchObject({ status: 'success', attempt: 3 });
+    const sent = receiver.requests.filter((r) => r.headers['webhook-id'] === row.id);
+    expect(sent).toHaveLength(3);
 
-      const page = await attempts(`/v1/webhooks/deliveries/${row.id}/attempts`);
-      expect(page.nextPageUrl).toBeNull();
-      expect(page.previousPageUrl).toBeNull();
-      expect(page.data.map((a) => a.attempt)).toEqual([3, 2, 1]);
-      expect(page.data.map((a) => Date.parse(a.startedAt))).toEqual([start + 2 * MINUTE, start + MINUTE, start]);
-      const [third, second, first] = page.data;
-      expect(Object.keys(first).sort()).toEqual(['attempt', 'error', 'requestHeaders', 'responseBody', 'responseHeaders', 'responseStatus', 'responseTimeMs', 'startedAt']);
-      expect(first).toMatchObject({ responseStatus: 500, error: 'HTTP 500', responseBody: 'boom' });
-      expect(first.responseHeaders).toMatchObject({ 'content-type': 'text/plain', 'x-trace': 'a1' });
-      expect(second).toMatchObject({ responseStatus: null, error: 'connection reset by the receiver', responseBody: null, responseHeaders: null });
-      expect(third).toMatchObject({ responseStatus: 200, error: null });
-      // The body is kept truncated, as on the delivery.
-      expect(third.responseBody).toBe(big.slice(0, MAX_RESPONSE_BODY_BYTES));
-      for (const a of page.data) expect(a.responseTimeMs).toBeGreaterThanOrEqual(0);
+    const page = await attempts(`/v1/webhooks/deliveries/${row.id}/attempts`);
+    expect(page.nextPageUrl).toBeNull();
+    expect(page.previousPageUrl).toBeNull();
+    expect(page.data.map((a) => a.attempt)).toEqual([3, 2, 1]);
+    expect(page.data.map((a) => Date.parse(a.startedAt))).toEqual([start + 2 * MINUTE, start + MINUTE, start]);
+    const [third, second, first] = page.data;
+    expect(Object.keys(first).sort()).toEqual(['attempt', 'error', 'requestHeaders', 'responseBody', 'responseHeaders', 'responseStatus', 'responseTimeMs', 'startedAt']);
+    expect(first).toMatchObject({ responseStatus: 500, error: 'HTTP 500', responseBody: 'boom' });
+    expect(first.responseHeaders).toMatchObject({ 'content-type': 'text/plain', 'x-trace': 'a1' });
+    expect(second).toMatchObject({ responseStatus: null, error: 'connection reset by the receiver', responseBody: null, responseHeaders: null });
+    expect(third).toMatchObject({ responseStatus: 200, error: null });
+    // The body is kept truncated, as on the delivery.
+    expect(third.responseBody).toBe(big.slice(0, MAX_RESPONSE_BODY_BYTES));
+    for (const a of page.data) expect(a.responseTimeMs).toBeGreaterThanOrEqual(0);
 
-      // Each attempt's request headers are those it sent: its own timestamp and a signature that
-      // verifies against what the receiver got; the signing secret appears nowhere.
-      for (const [i, a] of [first, second, third].entries()) {
-        const received = sent[i];
-        expect(a.requestHeaders).toEqual({
-          'content-type': 'application/json',
-          'user-agent': received.flatHeaders['user-agent'],
-          'webhook-id': row.id,
-          'webhook-timestamp': received.flatHeaders['webhook-timestamp'],
-          'webhook-signature': received.flatHeaders['webhook-signature'],
-        });
-        expect(Number(a.requestHeaders!['webhook-timestamp'])).toBe(Math.floor(Date.parse(a.startedAt) / 1000));
-        expect(new Webhook(secret).verify(received.body, a.requestHeaders!)).toEqual(JSON.parse(received.body));
-      }
-      const stored = await t.ctx.db.query<{ row: string }>('SELECT to_jsonb(a)::text AS row FROM webhook_delivery_attempts a WHERE delivery_id = $1', [row.id]);
-      for (const text of [JSON.stringify(page), ...stored.map((r) => r.row)]) {
-        expect(text).not.toContain(secret);
-        expect(text).not.toContain(secret.slice('whsec_'.length));
-      }
+    // Each attempt's request headers are those it sent: its own timestamp and a signature that
+    // verifies against what the receiver got; the signing secret appears nowhere.
+    for (const [i, a] of [first, second, third].entries()) {
+      const received = sent[i];
+      expect(a.requestHeaders).toEqual({
+        'content-type': 'application/json',
+        'user-agent': received.flatHeaders['user-agent'],
+        'webhook-id': row.id,
+        'webhook-timestamp': received.flatHeaders['webhook-timestamp'],
+        'webhook-signature': received.flatHeaders['webhook-signature'],
+      });
+      expect(Number(a.requestHeaders!['webhook-timestamp'])).toBe(Math.floor(Date.parse(a.startedAt) / 1000));
+      expect(new Webhook(secret).verify(received.body, a.requestHeaders!)).toEqual(JSON.parse(received.body));
+    }
+    const stored = await t.ctx.db.query<{ row: string }>('SELECT to_jsonb(a)::text AS row FROM webhook_delivery_attempts a WHERE delivery_id = $1', [row.id]);
+    for (const text of [JSON.stringify(page), ...stored.map((r) => r.row)]) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(secret.slice('whsec_'.length));
+    }
 
-      // The delivery's own fields are the latest attempt's.
-      const { delivery } = (await t.call(key, 'GET', `/v1/webhooks/deliveries/${row.id}`)).json();
-      expect(delivery).toMatchObject({ attempt: 3, status: 'success', responseStatus: 200, error: null, responseBody: third.responseBody });
-      expect(delivery.requestHeaders).toEqual(third.requestHeaders);
-      expect(delivery.responseTimeMs).toBe(third.responseTimeMs);
+    // The delivery's own fields are the latest attempt's.
+    const { delivery } = (await t.call(key, 'GET', `/v1/webhooks/deliveries/${row.id}`)).json();
+    expect(delivery).toMatchObject({ attempt: 3, status: 'success', responseStatus: 200, error: null, responseBody: third.responseBody });
+    expect(delivery.requestHeaders).toEqual(third.requestHeaders);
+    expect(delivery.responseTimeMs).toBe(third.responseTimeMs);
 
-      // The endpoint's statistics count the three attempts.
-      const stats = (await t.call(key, 'GET', `/v1/webhooks/endpoints/${endpointId}/stats?window=1h`)).json();
-      expect(stats).toMatchObject({ attempts: 3, successes: 1, failures: 2 });
-      expect(stats.successRate).toBeCloseTo(1 / 3, 10);
-      expect(stats.series.reduce((n: number, b: { successes: number; failures: number }) => n + b.successes + b.failures, 0)).toBe(3);
-      await pause(endpointId);
-    });
-  }
+    // The endpoint's statistics count the three attempts.
+    const stats = (await t.call(key, 'GET', `/v1/webhooks/endpoints/${endpointId}/stats?window=1h`)).json();
+    expect(stats).toMatchObject({ attempts: 3, successes: 1, failures: 2 });
+    expect(stats.successRate).toBeCloseTo(1 / 3, 10);
+    expect(stats.series.reduce((n: number, b: { successes: number; failures: number }) => n + b.successes + b.failures, 0)).toBe(3);
+    await pause(endpointId);
+  });
 
   it('logs every attempt of a delivery that fails for good, the last one with the failure that ended it', async () => {
     const { id: endpointId } = await addEndpoint(t, `${receiver.url}/always-fails`);
     await createProduct(t, 'Doomed hat');
     const start = clock.now().getTime();
-    const w = worker('lease');
+    const w = worker();
     for (const offset of [0, MINUTE, 2 * MINUTE]) {
       clock.set(new Date(start + offset));
       expect(await w.runDue()).toBe(1);

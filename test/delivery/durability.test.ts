@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { creationRow, insertCreationsIn } from '../../src/products/create-batch.js';
+import { createProducts, creation } from '../../src/products/create-batch.js';
+import { writeIn } from '../../src/outbox/outbox.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, closeAppAndReceiver, createProduct, eventually, openAppAndReceiver, testWorker, verifyBySpec } from '../helpers/delivery.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -21,9 +22,9 @@ describe('transactional outbox', () => {
       t.ctx.db.tx(async (q) => {
         const now = t.clock.now();
         // The write the API makes (product, event and deliveries in one statement), inside a transaction that then fails.
-        const creation = creationRow(workspaceId, { name: 'Never' }, now);
-        productId = creation.id;
-        const written = await insertCreationsIn(q, [creation]);
+        const made = creation(workspaceId, { name: 'Never' }, now);
+        productId = made.values.id;
+        const written = await writeIn(q, createProducts([made]));
         expect(written).toHaveLength(1);
         expect(await q.query('SELECT id FROM webhook_deliveries WHERE event_id IN (SELECT id FROM events WHERE subject_id = $1)', [productId])).toHaveLength(1);
         throw new Error('changed my mind');

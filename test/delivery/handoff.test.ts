@@ -3,10 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import type { Queryable } from '../../src/db/db.js';
 import { ManualClock, type Clock } from '../../src/lib/clock.js';
-import { creationRow, insertCreations } from '../../src/products/create-batch.js';
+import { Outbox } from '../../src/outbox/outbox.js';
+import { createProducts, creation } from '../../src/products/create-batch.js';
+import { DELIVERY_CHANNEL, HandOff } from '../../src/webhooks/engine/handoff.js';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
-import { HandOff } from '../../src/outbox/notifier.js';
-import { DELIVERY_CHANNEL } from '../../src/webhooks/engine/wakeups.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour } from '../helpers/receiver.js';
@@ -38,7 +38,12 @@ function recordStatements(t: TestApp): { sql: string; rows: number }[] {
   return log;
 }
 
-/** Writes deliveries straight to a worker of the same process (src/outbox/notifier.ts). */
+/** An outbox whose next write hands its rows over under `handOff` (made beforehand), as the app's link would. */
+function outboxHandingOver(t: TestApp, handOff: HandOff): Outbox {
+  return new Outbox(t.ctx.db, { reserve: () => handOff, committed: (...args) => t.ctx.link.committed(...args) }, t.ctx.sequencer);
+}
+
+/** Writes deliveries straight to a worker of the same process (src/webhooks/engine/handoff.ts). */
 describe('direct hand-off of new deliveries', () => {
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -114,8 +119,9 @@ describe('direct hand-off of new deliveries', () => {
     const { id: endpointId } = await addEndpoint(t, receiver.url);
     // The write commits its delivery already claimed for a worker that never sends it: the state a
     // process leaves when it dies between the commit and the attempt.
-    const handOff = new HandOff(new Date(clock.now().getTime() + t.ctx.config.leaseMs), 1, new DeliveryWorker(t.ctx));
-    const [created] = await insertCreations(t.ctx.outbox, [creationRow(t.demo.workspaces[0].id, { name: 'Hat' }, clock.now())], handOff);
+    const dead = { wake() {}, reserve: () => 1, receive() {} };
+    const handOff = new HandOff(new Date(clock.now().getTime() + t.ctx.config.leaseMs), 1, dead);
+    const [created] = await outboxHandingOver(t, handOff).write<{ id: string }>(createProducts([creation(t.demo.workspaces[0].id, { name: 'Hat' }, clock.now())]));
     expect(created.id).toMatch(/^prd_/);
     const [handed] = await deliveriesOf(t, endpointId);
     expect(handed.next_attempt_at!.getTime()).toBe(clock.now().getTime() + t.ctx.config.leaseMs);
@@ -138,7 +144,7 @@ describe('direct hand-off of new deliveries', () => {
     const { id: endpointId } = await addEndpoint(t, receiver.url);
     const worker = new DeliveryWorker(t.ctx);
     await worker.start();
-    const handOff = t.ctx.notifier.handOff(1)!;
+    const handOff = t.ctx.link.reserve(1)!;
     expect(handOff.slots).toBe(1);
 
     let stopped = false;
@@ -146,8 +152,7 @@ describe('direct hand-off of new deliveries', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     // The write holding a slot has not returned: stop() waits for it.
     expect(stopped).toBe(false);
-    const row = creationRow(t.demo.workspaces[0].id, { name: 'Hat' }, new Date());
-    await insertCreations(t.ctx.outbox, [row], handOff);
+    await outboxHandingOver(t, handOff).write(createProducts([creation(t.demo.workspaces[0].id, { name: 'Hat' }, new Date())]));
     await stopping;
 
     const [delivery] = await deliveriesOf(t, endpointId);
@@ -156,16 +161,16 @@ describe('direct hand-off of new deliveries', () => {
     expect(receiver.requests).toHaveLength(0);
   });
 
-  it('reserves at most the worker\'s free room, and frees the slots of a write that failed', async () => {
+  it('reserves at most the worker\'s free room, and frees the room of a write that failed', async () => {
     const { t } = await setup();
     await addEndpoint(t, 'https://example.com/hook');
     await started(t, 2);
-    // Two rounds of two slots: the slots in flight and the round claimed ahead.
-    const first = t.ctx.notifier.handOff(100)!;
+    // A capacity of two, nothing in flight: room for two, and a round waiting ahead.
+    const first = t.ctx.link.reserve(100)!;
     expect(first.slots).toBe(4);
-    expect(t.ctx.notifier.handOff(1)).toBeNull();
+    expect(t.ctx.link.reserve(1)).toBeNull();
     first.cancel();
-    const again = t.ctx.notifier.handOff(1)!;
+    const again = t.ctx.link.reserve(1)!;
     expect(again.slots).toBe(1);
     again.cancel();
   });
@@ -173,7 +178,7 @@ describe('direct hand-off of new deliveries', () => {
   it('hands nothing over, and wakes workers, when no worker runs in the process', async () => {
     const { t, receiver } = await setup();
     const { id: endpointId } = await addEndpoint(t, receiver.url);
-    expect(t.ctx.notifier.handOff(1)).toBeNull();
+    expect(t.ctx.link.reserve(1)).toBeNull();
     await createProduct(t);
     const [row] = await deliveriesOf(t, endpointId);
     expect(row).toMatchObject({ status: 'pending', attempt: 0 });

@@ -38,11 +38,8 @@ describe('ordering by subject', () => {
     await t?.close();
   });
 
-  /** How rows are taken: under row locks, or by lease. */
-  const claimModes = () => ['held', 'lease'] as const;
-  const worker = (claims: 'held' | 'lease') =>
+  const worker = () =>
     new DeliveryWorker(t.ctx, {
-      claims,
       onError: (error, during) => {
         throw new Error(`worker ${during} failed: ${(error as Error).message}`);
       },
@@ -63,70 +60,68 @@ describe('ordering by subject', () => {
     expect((await t.call(key, 'PATCH', `/v1/products/${productId}`, { name })).statusCode).toBe(200);
 
   it('holds the later events of a failing subject while other subjects go through, then sends them in order', async () => {
-    for (const claims of claimModes()) {
-      const endpointId = await endpoint('subject');
-      const x = await createProduct(t, `X ${claims}`);
-      const y = await createProduct(t, `Y ${claims}`);
-      await rename(x, 'X renamed');
-      clock.advance(1);
-      await rename(x, 'X renamed again');
-      failing.add(x);
+    const endpointId = await endpoint('subject');
+    const x = await createProduct(t, `X`);
+    const y = await createProduct(t, `Y`);
+    await rename(x, 'X renamed');
+    clock.advance(1);
+    await rename(x, 'X renamed again');
+    failing.add(x);
 
-      const w = worker(claims);
-      await w.runDue();
-      // Two subjects, sent side by side: in either order.
-      expect(seen(receiver.requests).sort(), claims).toEqual([`product.created ${x}`, `product.created ${y}`].sort());
-      const waiting = (await deliveriesOf(t, endpointId)).filter((d) => d.event_type === 'product.updated');
-      expect(waiting.map((d) => [d.status, d.attempt])).toEqual([
-        ['pending', 0],
-        ['pending', 0],
-      ]);
+    const w = worker();
+    await w.runDue();
+    // Two subjects, sent side by side: in either order.
+    expect(seen(receiver.requests).sort()).toEqual([`product.created ${x}`, `product.created ${y}`].sort());
+    const waiting = (await deliveriesOf(t, endpointId)).filter((d) => d.event_type === 'product.updated');
+    expect(waiting.map((d) => [d.status, d.attempt])).toEqual([
+      ['pending', 0],
+      ['pending', 0],
+    ]);
 
-      // The retry fails again: the updates still wait, however long they have been due.
-      clock.advance(MINUTE);
-      await w.runDue();
-      expect(receiver.requests).toHaveLength(3);
-      expect(seen(receiver.requests)[2]).toBe(`product.created ${x}`);
+    // The retry fails again: the updates still wait, however long they have been due.
+    clock.advance(MINUTE);
+    await w.runDue();
+    expect(receiver.requests).toHaveLength(3);
+    expect(seen(receiver.requests)[2]).toBe(`product.created ${x}`);
 
-      // The receiver recovers: the held delivery succeeds, then the others follow one by one, in order.
-      failing.delete(x);
-      clock.advance(MINUTE);
-      await w.runDue();
-      await w.stop();
-      expect(seen(receiver.requests).slice(3), claims).toEqual([`product.created ${x}`, `product.updated ${x}`, `product.updated ${x}`]);
-      // The two updates, in the order they were made.
-      const updates = await t.ctx.db.query<{ id: string }>(`SELECT id FROM events WHERE subject_id = $1 AND type = 'product.updated' ORDER BY created_at`, [x]);
-      expect(receiver.requests.slice(4).map((r) => JSON.parse(r.body).id)).toEqual(updates.map((e) => e.id));
-      expect((await deliveriesOf(t, endpointId)).map((d) => d.status)).toEqual(['success', 'success', 'success', 'success']);
-    }
+    // The receiver recovers: the held delivery succeeds, then the others follow one by one, in order.
+    failing.delete(x);
+    clock.advance(MINUTE);
+    await w.runDue();
+    await w.stop();
+    expect(seen(receiver.requests).slice(3)).toEqual([`product.created ${x}`, `product.updated ${x}`, `product.updated ${x}`]);
+    // The two updates, in the order they were made.
+    const updates = await t.ctx.db.query<{ id: string }>(`SELECT id FROM events WHERE subject_id = $1 AND type = 'product.updated' ORDER BY created_at`, [x]);
+    expect(receiver.requests.slice(4).map((r) => JSON.parse(r.body).id)).toEqual(updates.map((e) => e.id));
+    expect((await deliveriesOf(t, endpointId)).map((d) => d.status)).toEqual(['success', 'success', 'success', 'success']);
+
   });
 
   it('lets the next delivery go once the one ahead has failed for good', async () => {
-    for (const claims of claimModes()) {
-      const endpointId = await endpoint('subject');
-      const x = await createProduct(t, `Doomed ${claims}`);
-      await rename(x, 'Doomed, renamed');
-      failing.add(`product.created ${x}`);
-      const w = worker(claims);
-      for (let i = 0; i < 2; i++) {
-        await w.runDue();
-        expect(seen(receiver.requests)).toEqual(Array(i + 1).fill(`product.created ${x}`));
-        clock.advance(MINUTE);
-      }
-      // The third attempt is the last: the creation fails for good and the update goes at once.
+    const endpointId = await endpoint('subject');
+    const x = await createProduct(t, `Doomed`);
+    await rename(x, 'Doomed, renamed');
+    failing.add(`product.created ${x}`);
+    const w = worker();
+    for (let i = 0; i < 2; i++) {
       await w.runDue();
-      await w.stop();
-      expect(seen(receiver.requests)).toEqual([...Array(3).fill(`product.created ${x}`), `product.updated ${x}`]);
-      const statuses = Object.fromEntries((await deliveriesOf(t, endpointId)).map((d) => [d.event_type, d.status]));
-      expect(statuses).toEqual({ 'product.created': 'failed', 'product.updated': 'success' });
+      expect(seen(receiver.requests)).toEqual(Array(i + 1).fill(`product.created ${x}`));
+      clock.advance(MINUTE);
     }
+    // The third attempt is the last: the creation fails for good and the update goes at once.
+    await w.runDue();
+    await w.stop();
+    expect(seen(receiver.requests)).toEqual([...Array(3).fill(`product.created ${x}`), `product.updated ${x}`]);
+    const statuses = Object.fromEntries((await deliveriesOf(t, endpointId)).map((d) => [d.event_type, d.status]));
+    expect(statuses).toEqual({ 'product.created': 'failed', 'product.updated': 'success' });
+
   });
 
   it('gives the replays of a bulk recovery their subject, so they queue behind it', async () => {
     const endpointId = await endpoint('subject');
     const x = await createProduct(t, 'Recovered');
     failing.add(`product.created ${x}`);
-    const w = worker('lease');
+    const w = worker();
     for (let i = 0; i < 3; i++) {
       await w.runDue();
       clock.advance(MINUTE);
@@ -149,7 +144,7 @@ describe('ordering by subject', () => {
     const x = await createProduct(t, 'Unordered');
     await rename(x, 'Unordered, renamed');
     failing.add(x);
-    const w = worker('lease');
+    const w = worker();
     await w.runDue();
     await w.stop();
     failing.delete(x);
@@ -170,7 +165,7 @@ describe('ordering by subject', () => {
     const x = await createProduct(t, 'Switched');
     await rename(x, 'Switched, renamed');
     failing.add(x);
-    const w = worker('lease');
+    const w = worker();
     await w.runDue();
     expect(seen(receiver.requests)).toEqual([`product.created ${x}`]);
 

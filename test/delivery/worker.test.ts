@@ -3,11 +3,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { runAttempt } from '../../src/webhooks/engine/attempt.js';
-import { claimByLease } from '../../src/webhooks/engine/claim.js';
 import { recordOutcomes } from '../../src/webhooks/engine/outcome.js';
 import { createSender } from '../../src/webhooks/engine/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { addEndpoint, createProduct, deliveriesOf, endpointState, eventually, testWorker } from '../helpers/delivery.js';
+import { addEndpoint, createProduct, deliveriesOf, endpointState, eventually, leaseDue, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour, type Receiver } from '../helpers/receiver.js';
 
 /** The background loop: real time, wake-ups, concurrency and graceful stop. */
@@ -154,16 +153,16 @@ describe('delivery worker runs', () => {
   it('writes an outcome once: a repeated or stale write changes nothing', async () => {
     const { endpointId } = await target(() => ({ status: 500 }));
     await createProduct(t);
-    const sender = createSender(t.ctx);
+    const sender = createSender(t.ctx.config);
     try {
-      const [first] = await claimByLease(t.ctx.db, clock.now(), t.ctx.config.leaseMs, 10);
+      const [first] = await leaseDue(t, clock.now());
       const firstOutcome = await runAttempt({ ...t.ctx, sender }, first);
       await recordOutcomes(t.ctx, [firstOutcome]);
       await recordOutcomes(t.ctx, [firstOutcome]);
       expect((await deliveriesOf(t, endpointId))[0]).toMatchObject({ status: 'pending', attempt: 1 });
 
       clock.advance(1000);
-      const [second] = await claimByLease(t.ctx.db, clock.now(), t.ctx.config.leaseMs, 10);
+      const [second] = await leaseDue(t, clock.now());
       expect(second).toMatchObject({ id: first.id, attempt: 1 });
       await recordOutcomes(t.ctx, [firstOutcome]);
       await recordOutcomes(t.ctx, [await runAttempt({ ...t.ctx, sender }, second)]);
@@ -177,9 +176,9 @@ describe('delivery worker runs', () => {
   it('resets a failure count raised after the claim when the delivery succeeds', async () => {
     const { endpointId } = await target();
     await createProduct(t);
-    const sender = createSender(t.ctx);
+    const sender = createSender(t.ctx.config);
     try {
-      const [row] = await claimByLease(t.ctx.db, clock.now(), t.ctx.config.leaseMs, 10);
+      const [row] = await leaseDue(t, clock.now());
       expect(row.endpointFailures).toBe(0);
       await t.ctx.db.query('UPDATE webhook_endpoints SET consecutive_failures = 3 WHERE id = $1', [endpointId]);
       await recordOutcomes(t.ctx, [await runAttempt({ ...t.ctx, sender }, row)]);

@@ -1,5 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { expect } from 'vitest';
+import { claimLocked } from '../../src/webhooks/engine/claim.js';
+import type { Job } from '../../src/webhooks/engine/job.js';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
 import { createEndpoint } from '../../src/webhooks/endpoints/store.js';
 import { requestHeadersSql } from '../../src/webhooks/attempts/request-headers.js';
@@ -82,6 +84,19 @@ export async function endpointState(t: TestApp, endpointId: string) {
 }
 
 /** A worker whose unexpected faults fail the test instead of vanishing. */
+/**
+ * Takes up to `limit` due rows as another worker would hold them past its hold: under a lease
+ * (next_attempt_at pushed forward, committed), the jobs' marks being the lease.
+ */
+export async function leaseDue(t: TestApp, now: Date, limit = 10): Promise<Job[]> {
+  const lease = new Date(now.getTime() + t.ctx.config.leaseMs);
+  return t.ctx.db.tx(async (q) => {
+    const jobs = await claimLocked(q, { finish() {}, drop() {} }, now, limit);
+    if (jobs.length > 0) await q.query('UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::text[])', [jobs.map((j) => j.id), lease]);
+    return jobs.map((job) => ({ ...job, mark: lease, lock: null }));
+  });
+}
+
 export function testWorker(t: TestApp, options: { concurrency?: number } = {}): DeliveryWorker {
   return new DeliveryWorker(t.ctx, {
     ...options,

@@ -1,7 +1,7 @@
 import { WORKSPACE_ROLE_PERMISSIONS, resolveWorkspaceRole, type OrgRole, type WorkspaceRole } from '../../auth/permissions.js';
 import type { Queryable } from '../../db/db.js';
 import { newId } from '../../lib/ids.js';
-import { recordEvent } from '../../outbox/outbox.js';
+import { writeIn } from '../../outbox/outbox.js';
 import { disablePendingDeliveries } from '../deliveries/store.js';
 
 /** Consecutive failed deliveries after which an endpoint is disabled (spec 8). */
@@ -28,7 +28,7 @@ export async function autoDisable(
   if (!disabled) return false;
   await disablePendingDeliveries(q, endpoint.id);
   const subject = { type: 'webhook_endpoint', id: endpoint.id, url: `/v1/webhooks/endpoints/${endpoint.id}` };
-  await recordEvent(q, { workspaceId: endpoint.workspaceId, type: AUTO_DISABLED_EVENT, subject, at: now });
+  await writeIn(q, { change: null, events: [{ event: { workspaceId: endpoint.workspaceId, type: AUTO_DISABLED_EVENT, subject, at: now } }] });
 
   const users = await developerReaders(q, endpoint.workspaceId);
   if (users.length > 0) {

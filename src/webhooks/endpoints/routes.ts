@@ -9,7 +9,7 @@ import { IdParam, WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../../http/pagination.js';
 import { isId, newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/iso.js';
-import { enqueueDeliveries } from '../../outbox/outbox.js';
+import { enqueue } from '../../outbox/deliveries.js';
 import { StatsQuery, type StatsQueryInput } from '../attempts/schemas.js';
 import { endpointStats } from '../attempts/stats.js';
 import { disablePendingDeliveries, unorderPendingDeliveries } from '../deliveries/store.js';
@@ -240,7 +240,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
         // A synthetic event: sent to this endpoint only, never written to the event log.
         const eventId = newId('evt', now);
         const payload = JSON.stringify({ id: eventId, type: 'webhook.ping', created: toIso(now) });
-        const [deliveryId] = await enqueueDeliveries(q, [{ workspaceId, endpointId: id, eventId, eventType: 'webhook.ping', payload, replayOf: null }], now);
+        const [deliveryId] = await enqueue(q, [{ workspaceId, endpointId: id, eventId, eventType: 'webhook.ping', payload, replayOf: null }], now);
         return { deliveryId, eventId };
       });
       return reply.status(201).send(sent);

@@ -64,64 +64,29 @@ const inOrder = (row: string) => `(${row}.ordering_key IS NULL OR NOT EXISTS (
                 AND o.status = 'pending' AND o.ordering_seq < ${row}.ordering_seq))`;
 
 /**
- * Takes up to `limit` due rows by lease, in one statement. SKIP LOCKED lets any number of workers
- * claim side by side without waiting on each other; the claim itself is pushing next_attempt_at
- * forward by the lease, so a row whose worker dies becomes due again when the lease runs out
- * (at-least-once). The rows are found by primary key from the array the locking sub-select makes,
- * which a generic plan cannot turn into a scan of the key.
+ * Takes up to `limit` due rows, oldest due first, under row locks of the open transaction `tx`
+ * (hold.ts), and writes nothing: the rows stay taken while the transaction is open, and their
+ * outcomes are written in it. A worker that dies loses its connection, and its rows are due again
+ * at once. SKIP LOCKED lets any number of workers claim side by side without waiting on each other;
+ * the MATERIALIZED CTE locks each row exactly once and returns its newest version.
  */
-export async function claimByLease(q: Queryable, now: Date, leaseMs: number, limit: number): Promise<Job[]> {
-  const lease = new Date(now.getTime() + leaseMs);
-  const rows = await q.query<ClaimRow>(
-    `WITH c AS (
-       UPDATE webhook_deliveries d SET next_attempt_at = $2
-        WHERE d.id = ANY (ARRAY(
-          SELECT id FROM webhook_deliveries p
-           WHERE status = 'pending' AND next_attempt_at <= $1 AND ${inOrder('p')}
-           ORDER BY next_attempt_at
-           LIMIT $3
-           FOR UPDATE SKIP LOCKED))
-       RETURNING d.id, d.workspace_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.attempt, d.next_attempt_at AS due
-     )
-     ${SEND_WITH}`,
-    [now, lease, limit],
-  );
-  return rows.map((r) => jobOf(r, lease, null));
-}
-
-/** A place in the due rows' order (due time, then id): where a claim starts (claim-position.ts). */
-export interface DuePosition {
-  due: Date;
-  id: string;
-}
-
-/**
- * Takes up to `limit` due rows under row locks of the open transaction `tx` and writes nothing: the
- * rows stay taken while the transaction is open, and their outcomes are written in it (see
- * held-claim.ts). A worker that dies loses its connection, and its rows are due again at once.
- * The MATERIALIZED CTE locks each row exactly once and returns its newest version.
- *
- * With `after`, only rows after that place in the order are looked at: one bound of the due index
- * (migrations/017), which skips the entries of rows taken since, still in the index while open
- * claims may see their old versions. Without it, the walk starts at the index's head.
- */
-export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit: number, after: DuePosition | null = null): Promise<Job[]> {
+export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit: number): Promise<Job[]> {
   const rows = await tx.query<ClaimRow>(
     `WITH c AS MATERIALIZED (
        SELECT id, workspace_id, endpoint_id, event_id, event_type, payload, attempt, ${MARK_OF_ROW} AS due
          FROM webhook_deliveries d
-        WHERE status = 'pending' AND next_attempt_at <= $1 AND (next_attempt_at, id) > ($3::timestamptz, $4::text) AND ${inOrder('d')}
+        WHERE status = 'pending' AND next_attempt_at <= $1 AND ${inOrder('d')}
         ORDER BY next_attempt_at, id
         LIMIT $2
         FOR UPDATE SKIP LOCKED
      )
      ${SEND_WITH}`,
-    [now, limit, after ? after.due : '-infinity', after ? after.id : ''],
+    [now, limit],
   );
   return rows.map((r) => jobOf(r, r.due, lock));
 }
 
-function jobOf(r: ClaimRow, mark: Date, held: RowLock | null): Job {
+function jobOf(r: ClaimRow, mark: Date, lock: RowLock): Job {
   return {
     id: r.id,
     workspaceId: r.workspace_id,
@@ -130,8 +95,7 @@ function jobOf(r: ClaimRow, mark: Date, held: RowLock | null): Job {
     eventType: r.event_type,
     attempt: r.attempt,
     mark,
-    held,
-    notBefore: null,
+    lock,
     body: r.body,
     url: r.url,
     endpointActive: r.endpoint_active,
@@ -145,8 +109,9 @@ function jobOf(r: ClaimRow, mark: Date, held: RowLock | null): Job {
 }
 
 /**
- * Hands leased jobs that were never attempted back (a worker stopping): they become due at `now`
- * instead of when their lease runs out; only rows still holding the job's mark are touched.
+ * Gives rows handed over under a lease and never attempted back (a worker stopping): they become
+ * due at `now` instead of when their lease runs out; only rows still holding the job's mark are
+ * touched.
  */
 export async function releaseLeases(q: Queryable, jobs: Job[], now: Date): Promise<void> {
   if (jobs.length === 0) return;

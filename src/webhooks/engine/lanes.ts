@@ -1,8 +1,16 @@
-import type { Outcome } from './attempt.js';
-import type { Job } from './job.js';
+import type { Job, Outcome } from './job.js';
 
 /** Attempts an endpoint this worker has not heard from yet may have in flight at once. */
 export const INITIAL_SHARE = 4;
+
+/** The most attempts one endpoint may have in flight in a worker, whatever the worker's capacity. */
+export const MAX_SHARE = 64;
+
+/** Answers that ask a sender to slow down: the share halves, as it does when an attempt times out. */
+export const SLOW_DOWN = new Set([429, 502, 503, 504]);
+
+/** Jobs deferred one after another are never spaced closer than this. */
+const MIN_SPACING_MS = 100;
 
 /** Endpoints remembered at most; an idle one beyond it is forgotten and starts again at INITIAL_SHARE. */
 const MAX_LANES = 10_000;
@@ -13,11 +21,17 @@ const WAIT_BUDGET_MS = 200;
 /** An attempt running this long, and four times the endpoint's usual time, makes it suspect of hanging. */
 const SUSPECT_AFTER_MS = 1_000;
 
+/** An endpoint slowed down by its answers: the share it has now, since when (clock ms). */
+export interface Throttle {
+  share: number;
+  since: Date;
+}
+
 export interface LaneSettings {
-  /** The most attempts one endpoint may have in flight in this worker (SVC_WORKER_CONCURRENCY). */
-  maxShare: number;
-  /** Jobs are never put off closer together than this (dispatch.ts's slow threshold). */
-  slowAfterMs: number;
+  /** The most attempts one endpoint may have in flight now: MAX_SHARE, or less while the worker's capacity is smaller. */
+  maxShare(): number;
+  /** An endpoint's lane was slowed down (429, 502, 503, 504, a time-out), changed its share since, or recovered (null). */
+  throttled(endpointId: string, throttle: Throttle | null): void;
 }
 
 /** Where a job offered to its endpoint's lane goes. */
@@ -25,16 +39,16 @@ export type Admission = 'go' | 'wait' | { deferUntil: Date };
 
 /**
  * One endpoint's share of a worker. `share` is how many attempts it may have in flight at once:
- * it grows by one with every answer and halves when an attempt times out or the receiver answers
- * 429 or 503, down to one (additive increase, multiplicative decrease, as TCP does). A receiver
- * that answers, however slowly, soon has as many attempts as the worker has slots (a slow one
- * waits on sockets, not slots: dispatch.ts), and a hanging one keeps a single probe.
+ * it grows by one with every answer and halves when an attempt times out or the receiver asks to
+ * slow down (SLOW_DOWN), down to one (additive increase, multiplicative decrease, as TCP does). A
+ * receiver that answers, however slowly, soon has MAX_SHARE attempts, and a hanging one keeps a
+ * single probe. From the first slow-down it is throttled, until its share is back where it was.
  */
 class Lane {
   share: number;
   /** Attempts running. */
   inFlight = 0;
-  /** Jobs admitted and waiting for a free slot of the worker. */
+  /** Jobs admitted and waiting for room in the worker's capacity. */
   queued = 0;
   /** Jobs over the share, waiting for one of this endpoint's attempts to end (see Lanes.waitingRoom). */
   readonly waiting: Job[] = [];
@@ -42,10 +56,13 @@ class Lane {
   readonly starts: number[] = [];
   /** Moving average of the attempts' durations, ms (0: none yet). */
   latencyMs = 0;
-  /** The latest time given to a job put off (clock ms). */
+  /** The latest time given to a job deferred (clock ms). */
   horizon = 0;
-  /** The last attempt that ended timed out or was told to slow down (429, 503). */
+  /** The last attempt that ended timed out or was told to slow down. */
   struggling = false;
+  /** While throttled: since when (clock ms) and the share it had before. */
+  throttledSince: number | null = null;
+  sharePeak = 0;
 
   constructor(maxShare: number) {
     this.share = Math.min(INITIAL_SHARE, maxShare);
@@ -57,24 +74,24 @@ class Lane {
 }
 
 /**
- * Per-endpoint admission. A job whose endpoint has room in its share goes to the worker's slots;
- * one over the share waits beside it if its turn should come within moments, and is otherwise put
- * off: written back with a later `next_attempt_at`, spread over the time the endpoint's share needs
- * to get through the jobs before it. A hanging endpoint's backlog
- * therefore leaves the front of the due-rows index instead of standing in front of everyone else's
- * deliveries, and costs one write per job, not a slot.
+ * Per-endpoint admission. A job whose endpoint has room in its share goes on to the worker's
+ * capacity; one over the share waits beside it if its turn should come within moments, and is
+ * otherwise deferred: written back with a later `next_attempt_at`, spread over the time the
+ * endpoint's share needs to get through the jobs before it. A hanging endpoint's backlog therefore
+ * leaves the front of the due-rows index instead of standing in front of everyone else's
+ * deliveries, and costs one write per job, not a place in flight.
  */
 export class Lanes {
   private readonly lanes = new Map<string, Lane>();
-  /** False for one-shot runs (runDue): a job over its endpoint's share waits for it, never put off. */
-  putOff = true;
+  /** False for one-shot runs (runDue): a job over its endpoint's share waits for it, never deferred. */
+  defer = true;
 
   constructor(private readonly settings: LaneSettings) {}
 
   private lane(endpointId: string): Lane {
     let lane = this.lanes.get(endpointId);
     if (!lane) {
-      lane = new Lane(this.settings.maxShare);
+      lane = new Lane(this.settings.maxShare());
       this.lanes.set(endpointId, lane);
     }
     return lane;
@@ -87,7 +104,7 @@ export class Lanes {
       lane.queued++;
       return 'go';
     }
-    if (!this.putOff || lane.waiting.length < this.waitingRoom(lane, perfNow)) {
+    if (!this.defer || lane.waiting.length < this.waitingRoom(lane, perfNow)) {
       lane.waiting.push(job);
       return 'wait';
     }
@@ -111,13 +128,7 @@ export class Lanes {
     lane.inFlight--;
     const at = lane.starts.indexOf(startedAt);
     if (at >= 0) lane.starts.splice(at, 1);
-    if (outcome.attempted) {
-      const took = perfNow - startedAt;
-      lane.latencyMs = lane.latencyMs === 0 ? took : lane.latencyMs * 0.8 + took * 0.2;
-      lane.struggling = outcome.timedOut || outcome.responseStatus === 429 || outcome.responseStatus === 503;
-      if (lane.struggling) lane.share = Math.max(1, lane.share >> 1);
-      else if (outcome.responseStatus !== null) lane.share = Math.min(this.settings.maxShare, lane.share + 1);
-    }
+    if (outcome.attempted) this.learn(job.endpointId, lane, outcome, perfNow - startedAt);
     const go: Job[] = [];
     while (lane.waiting.length > 0 && lane.inFlight + lane.queued < lane.share) {
       go.push(lane.waiting.shift()!);
@@ -127,7 +138,29 @@ export class Lanes {
     return go;
   }
 
-  /** Jobs admitted with 'go' are taken back unstarted (a claim ending, a worker stopping). */
+  /** The share after an answer (or none): halved on a slow-down, one more on any other answer. */
+  private learn(endpointId: string, lane: Lane, outcome: Outcome, took: number): void {
+    lane.latencyMs = lane.latencyMs === 0 ? took : lane.latencyMs * 0.8 + took * 0.2;
+    lane.struggling = outcome.timedOut || (outcome.responseStatus !== null && SLOW_DOWN.has(outcome.responseStatus));
+    const before = lane.share;
+    if (lane.struggling) {
+      if (lane.throttledSince === null) {
+        lane.throttledSince = outcome.attemptedAt.getTime();
+        lane.sharePeak = lane.share;
+      }
+      lane.share = Math.max(1, lane.share >> 1);
+    } else if (outcome.responseStatus !== null) {
+      lane.share = Math.min(this.settings.maxShare(), lane.share + 1);
+    }
+    if (lane.throttledSince !== null && lane.share >= lane.sharePeak) {
+      lane.throttledSince = null;
+      this.settings.throttled(endpointId, null);
+    } else if (lane.throttledSince !== null && lane.share !== before) {
+      this.settings.throttled(endpointId, { share: lane.share, since: new Date(lane.throttledSince) });
+    }
+  }
+
+  /** Jobs admitted with 'go' are taken back unstarted (a hold ending, a worker stopping). */
   unqueue(jobs: Job[]): void {
     for (const job of jobs) this.lane(job.endpointId).queued--;
   }
@@ -171,7 +204,7 @@ export class Lanes {
   }
 
   /**
-   * When a job put off should come due: after the jobs already put off, spaced by the endpoint's
+   * When a deferred job should come due: after the jobs already deferred, spaced by the endpoint's
    * expected attempt time over the share it will have. A healthy endpoint (answering, its oldest
    * attempt not far past its usual time) is expected to grow to the whole worker, so its jobs come
    * back soon, at the pace of a full share, rather than at the pace of today's small share: a slow
@@ -180,10 +213,10 @@ export class Lanes {
    * its share as it is, one attempt time per job for a hanging one.
    */
   private deferral(lane: Lane, clockNow: Date, perfNow: number): Date {
-    const expected = Math.max(this.expectedMs(lane, perfNow), this.settings.slowAfterMs);
+    const expected = Math.max(this.expectedMs(lane, perfNow), MIN_SPACING_MS);
     const oldest = lane.starts.length > 0 ? perfNow - lane.starts[0] : 0;
     const healthy = !lane.struggling && oldest < Math.max(4 * lane.latencyMs, SUSPECT_AFTER_MS);
-    const share = healthy ? this.settings.maxShare : lane.share;
+    const share = healthy ? this.settings.maxShare() : lane.share;
     lane.horizon = Math.max(lane.horizon, clockNow.getTime()) + Math.ceil(expected / share);
     return new Date(lane.horizon);
   }

@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { PushQueue } from '../../notifications/push/queue.js';
 import { toIso } from '../../lib/iso.js';
-import type { Outcome } from './attempt.js';
+import type { Outcome } from './job.js';
 import { AUTO_DISABLE_AFTER, autoDisable } from '../endpoints/auto-disable.js';
 import { MARK_OF_ROW } from './claim.js';
 
@@ -13,8 +13,8 @@ import { MARK_OF_ROW } from './claim.js';
  * log, each endpoint's count of consecutive failed deliveries, and any auto-disable that count calls for.
  *
  * Writes are idempotent and guarded by the take: a row is only changed while it is still `pending`
- * with this worker's attempt number and mark (job.ts: its lease, or its due time for a row whose lock
- * was given up), so a worker whose lease ran out (and whose row another worker took) changes nothing,
+ * with this worker's attempt number and mark (job.ts: its due time, or the lease it was handed over or
+ * left a hold with), so a worker whose lease ran out (and whose row another worker took) changes nothing,
  * and a replayed write is a no-op. A row the API turned
  * `disabled` while the request was in flight (endpoint paused or deleted) stays `disabled`; the
  * attempt's facts are still logged on it. A failed attempt whose endpoint is no longer active ends
@@ -50,7 +50,7 @@ export async function recordOutcomes(deps: { db: Db; clock: Clock; metrics?: Pic
 /**
  * Whether an outcome may change its endpoint's count of consecutive failed deliveries: a delivery
  * failing for good, or a success on an endpoint with failures on record. Such outcomes lock the
- * endpoint, so rows held by a row lock write them after their transaction (held-claim.ts).
+ * endpoint, so rows under a hold write them after its transaction (hold.ts).
  */
 export function changesCount(o: Outcome): boolean {
   return o.status === 'failed' || (o.status === 'success' && o.endpointFailures > 0);
@@ -67,6 +67,13 @@ export async function writeHeldOutcomes(q: Queryable, outcomes: Outcome[]): Prom
   if (outcomes.length === 0) return [];
   const reset = await writeDeliveries(q, outcomes, false, 'resets');
   return reset.map((r) => r.endpoint_id);
+}
+
+/** The earliest time a written outcome made its row due again, if any. */
+export function earliestRetry(outcomes: Outcome[]): Date | null {
+  let next: Date | null = null;
+  for (const o of outcomes) if (o.status === 'pending' && o.nextAttemptAt && (!next || o.nextAttemptAt < next)) next = o.nextAttemptAt;
+  return next;
 }
 
 /** A success resets its endpoint's count of consecutive failed deliveries. */

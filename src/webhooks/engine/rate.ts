@@ -15,8 +15,8 @@ const MAX_KNOWN = 10_000;
  * granted anywhere, and moves `next_send_at` past them. The SET expressions read the row as the
  * update finds it, after any concurrent update has committed, so two workers never share a time.
  *
- * Jobs not granted get `notBefore`: when their turn would come if nothing else were sent meanwhile.
- * They are put off until then without an attempt (dispatch.ts) and ask again when due.
+ * A job not granted gets a time: when its turn would come if nothing else were sent meanwhile. It
+ * is deferred until then without an attempt (dispatch.ts) and asks again when due.
  */
 export class SendTimes {
   /** Endpoints whose row this worker has made sure exists. */
@@ -24,8 +24,9 @@ export class SendTimes {
 
   constructor(private readonly q: Queryable) {}
 
-  /** Gives each rate-limited job its time: granted now (notBefore null), or when its turn comes. */
-  async assign(jobs: Job[], now: Date): Promise<void> {
+  /** The rate-limited jobs not granted now, each with the time its turn comes (by job id). */
+  async assign(jobs: Job[], now: Date): Promise<Map<string, Date>> {
+    const later = new Map<string, Date>();
     const groups = new Map<string, Job[]>();
     for (const job of jobs) {
       if (job.rateLimit === null || !job.endpointActive) continue;
@@ -33,7 +34,7 @@ export class SendTimes {
       if (group) group.push(job);
       else groups.set(job.endpointId, [job]);
     }
-    if (groups.size === 0) return;
+    if (groups.size === 0) return later;
     const ids = [...groups.keys()];
     const unknown = ids.filter((id) => !this.known.has(id));
     if (unknown.length > 0) {
@@ -62,8 +63,9 @@ export class SendTimes {
       const step = 1000 / group[0].rateLimit!;
       const next = row.next_send_at.getTime();
       group.forEach((job, i) => {
-        job.notBefore = i < row.granted ? null : new Date(Math.ceil(next + (i - row.granted) * step));
+        if (i >= row.granted) later.set(job.id, new Date(Math.ceil(next + (i - row.granted) * step)));
       });
     }
+    return later;
   }
 }

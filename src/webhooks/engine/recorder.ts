@@ -1,7 +1,6 @@
 import { removeItem } from '../../lib/churn.js';
-import type { Outcome } from './attempt.js';
-import { earliestRetry } from './held-claim.js';
-import { recordOutcomes } from './outcome.js';
+import type { Outcome } from './job.js';
+import { earliestRetry, recordOutcomes } from './outcome.js';
 
 /** Outcomes written per statement at most. */
 const WRITE_BATCH = 500;

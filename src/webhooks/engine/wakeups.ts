@@ -1,32 +1,12 @@
 import { listenChannel } from '../../db/channels.js';
 import type { Db } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Job } from './job.js';
-
-/** The channel writes NOTIFY when they commit deliveries due now, and workers LISTEN on; named per schema (db/channels.ts). */
-export const DELIVERY_CHANNEL = 'webhook_deliveries';
-
-/** What a delivery worker offers the writers of its own process (see ../../outbox/notifier.ts). */
-export interface LocalWorker {
-  /** Something may be due: claim. */
-  wake(): void;
-  /** Sets aside up to `max` slots for rows a write will hand over; returns how many (0: none free). */
-  reserve(max: number): number;
-  /** Takes the jobs handed over under `reserved` slots; slots the write did not fill are freed. */
-  adopt(jobs: Job[], reserved: number): void;
-}
-
-/** The writers' side of a process, as its workers see it: they register, and skip its own NOTIFYs. */
-export interface LocalWriters {
-  /** The payload of this process's NOTIFYs. */
-  readonly origin: string;
-  subscribe(worker: LocalWorker): () => void;
-}
+import { DELIVERY_CHANNEL, type LocalWorker, type WorkerLink } from './handoff.js';
 
 /**
  * When a worker claims: on a NOTIFY from another process's write (this process's own writes wake
- * it directly, through the notifier), at the time the next pending row comes due (a retry, a job
- * put off, a lease running out: as soon as it is due, not at the next poll), and every
+ * it directly, through the WorkerLink), at the time the next pending row comes due (a retry, a job
+ * deferred, a lease running out: as soon as it is due, not at the next poll), and every
  * SVC_POLL_INTERVAL as a fallback for everything else.
  */
 export class Wakeups {
@@ -36,16 +16,16 @@ export class Wakeups {
   private unlisten: (() => Promise<void>) | null = null;
 
   constructor(
-    private readonly deps: { db: Db; clock: Clock; notifier: LocalWriters; pollIntervalMs: number },
+    private readonly deps: { db: Db; clock: Clock; link: Pick<WorkerLink, 'origin' | 'subscribe'>; pollIntervalMs: number },
     private readonly kick: () => void,
   ) {}
 
   async start(worker: LocalWorker): Promise<void> {
-    // A NOTIFY sent by this process's own notifier comes after the direct wake-up: skipped.
+    // A NOTIFY sent by this process's own link comes after the direct wake-up: skipped.
     const unlisten = await listenChannel(this.deps.db, DELIVERY_CHANNEL, (origin) => {
-      if (origin !== this.deps.notifier.origin) this.kick();
+      if (origin !== this.deps.link.origin) this.kick();
     });
-    const unsubscribe = this.deps.notifier.subscribe(worker);
+    const unsubscribe = this.deps.link.subscribe(worker);
     this.unlisten = async () => {
       unsubscribe();
       await unlisten();

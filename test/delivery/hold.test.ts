@@ -1,16 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { runAttempt, type Outcome } from '../../src/webhooks/engine/attempt.js';
-import { claimByLease, claimLocked } from '../../src/webhooks/engine/claim.js';
-import { HOLD_MS, HeldClaim } from '../../src/webhooks/engine/held-claim.js';
-import type { Job } from '../../src/webhooks/engine/job.js';
+import { claimLocked } from '../../src/webhooks/engine/claim.js';
+import { HOLD_MS, Hold } from '../../src/webhooks/engine/hold.js';
+import type { Job, RowLock } from '../../src/webhooks/engine/job.js';
 import { recordOutcomes, writeHeldOutcomes } from '../../src/webhooks/engine/outcome.js';
 import { DeliveryWorker, createSender } from '../../src/webhooks/engine/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour } from '../helpers/receiver.js';
 
-/** The backend process of every transaction the app's database opens from now on (held claims). */
+/** The backend process of every transaction the app's database opens from now on (holds). */
 function backendsOfOpenTransactions(t: TestApp): number[] {
   const pids: number[] = [];
   const begin = t.ctx.db.begin.bind(t.ctx.db);
@@ -23,7 +23,10 @@ function backendsOfOpenTransactions(t: TestApp): number[] {
   return pids;
 }
 
-describe('claims held by row locks', () => {
+/** A lock that writes nothing, for claims made by hand. */
+const NO_LOCK: RowLock = { finish() {}, drop() {} };
+
+describe('holds: claims under row locks', () => {
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const fn of cleanup.splice(0).reverse()) await fn();
@@ -44,59 +47,65 @@ describe('claims held by row locks', () => {
     return worker;
   }
 
-  /** A held claim opened by hand, whose ended() calls are kept. */
-  async function openClaim(t: TestApp, unstarted: () => Job[] = () => []) {
-    const ended: { after: Outcome[]; freed: number }[] = [];
-    const claim = new HeldClaim(
-      await t.ctx.db.begin(HeldClaim.SETTINGS),
+  /** A hold opened by hand, whose outcomes to record and ended() calls are kept. */
+  async function openHold(t: TestApp, unstarted: () => Job[] = () => [], onError: (error: unknown) => void = () => {}) {
+    const recorded: Outcome[] = [];
+    const ended: number[] = [];
+    const hold = new Hold(
+      await t.ctx.db.begin(Hold.SETTINGS),
       { db: t.ctx.db, clock: t.clock, leaseMs: t.ctx.config.leaseMs },
-      {
-        unstarted,
-        ended: (_claim, after, freed) => ended.push({ after, freed }),
-        onError: (error) => {
-          throw error;
-        },
-      },
+      { unstarted, record: (outcomes) => recorded.push(...outcomes), ended: (_hold, freed) => ended.push(freed), onError },
     );
-    const jobs = await claimLocked(claim.tx, claim, t.clock.now(), 10);
-    claim.took(jobs);
-    return { claim, jobs, ended };
+    const jobs = await claimLocked(hold.tx, hold, t.clock.now(), 10);
+    hold.took(jobs);
+    return { hold, jobs, recorded, ended };
+  }
+
+  /** Rows another worker can claim now (none of those a hold keeps). */
+  async function claimableElsewhere(t: TestApp): Promise<Job[]> {
+    const tx = await t.ctx.db.begin(Hold.SETTINGS);
+    try {
+      return await claimLocked(tx, NO_LOCK, t.clock.now(), 10);
+    } finally {
+      await tx.rollback();
+    }
   }
 
   it('takes rows without writing them; at its end leases the jobs in flight, frees those not started and writes the others', async () => {
     const { t, endpointId } = await setup({}, () => ({ status: 200 }));
     for (let i = 0; i < 3; i++) await createProduct(t, `Hat ${i}`);
     const due = await deliveriesOf(t, endpointId);
-    const sender = createSender(t.ctx);
+    const sender = createSender(t.ctx.config);
     cleanup.push(() => sender.close());
     let notStarted: Job[] = [];
-    const { claim, jobs, ended } = await openClaim(t, () => notStarted);
+    const { hold, jobs, recorded, ended } = await openHold(t, () => notStarted);
     expect(jobs.map((j) => j.id).sort()).toEqual(due.map((r) => r.id).sort());
 
     // Held, not written: every row is as the fan-out left it, and no other claim can take one.
     expect((await deliveriesOf(t, endpointId)).map((r) => [r.status, r.next_attempt_at])).toEqual(due.map((r) => ['pending', r.next_attempt_at]));
-    expect(await claimByLease(t.ctx.db, t.clock.now(), t.ctx.config.leaseMs, 10)).toEqual([]);
+    expect(await claimableElsewhere(t)).toEqual([]);
 
     // The first job is answered, the second is in flight, the third never started.
     const [answered, inFlight, idle] = jobs;
-    claim.finish(answered, await runAttempt({ ...t.ctx, sender }, answered));
+    hold.finish(answered, await runAttempt({ ...t.ctx, sender }, answered));
     notStarted = [idle];
-    await claim.end();
+    await hold.end();
 
     const rows = new Map((await deliveriesOf(t, endpointId)).map((r) => [r.id, r]));
     expect(rows.get(answered.id)).toMatchObject({ status: 'success', attempt: 1 });
     expect(rows.get(inFlight.id)!.next_attempt_at!.getTime()).toBeGreaterThanOrEqual(rows.get(inFlight.id)!.created_at.getTime() + t.ctx.config.leaseMs);
     expect(rows.get(idle.id)).toMatchObject({ status: 'pending', attempt: 0, next_attempt_at: rows.get(idle.id)!.created_at });
-    expect(ended).toEqual([{ after: [], freed: 1 }]);
-    // The job in flight goes on under its lease, which its mark now is; its outcome is written under it.
-    expect(inFlight.held).toBeNull();
-    expect(inFlight.mark).toEqual(rows.get(inFlight.id)!.next_attempt_at);
-    const outcome = await runAttempt({ ...t.ctx, sender }, inFlight);
-    await recordOutcomes(t.ctx, [outcome]);
+    expect([recorded, ended]).toEqual([[], [1]]);
+    // The job in flight goes on under its lease: its outcome, given to the hold after the commit,
+    // is handed on to be recorded under the lease.
+    hold.finish(inFlight, await runAttempt({ ...t.ctx, sender }, inFlight));
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0].mark).toEqual(rows.get(inFlight.id)!.next_attempt_at);
+    await recordOutcomes(t.ctx, recorded);
     expect((await deliveriesOf(t, endpointId)).find((r) => r.id === inFlight.id)).toMatchObject({ status: 'success', attempt: 1, next_attempt_at: null });
   });
 
-  it('claims, from a position, only the due rows after it in (due time, id) order; from the head, every due row', async () => {
+  it('claims the due rows in (due time, id) order, as many as asked, each once', async () => {
     const { t, endpointId } = await setup({}, () => ({ status: 200 }));
     for (let i = 0; i < 4; i++) await createProduct(t, `Hat ${i}`);
     const [a, b, c, d] = (await deliveriesOf(t, endpointId)).map((r) => r.id).sort();
@@ -107,85 +116,66 @@ describe('claims held by row locks', () => {
       `UPDATE webhook_deliveries SET next_attempt_at = CASE WHEN id IN ($1, $2) THEN $3::timestamptz ELSE $4::timestamptz END WHERE endpoint_id = $5`,
       [c, d, first, next, endpointId],
     );
-    const claimAfter = async (after: { due: Date; id: string } | null) => {
-      const tx = await t.ctx.db.begin(HeldClaim.SETTINGS);
-      try {
-        return (await claimLocked(tx, { finish() {}, drop() {} }, t.clock.now(), 10, after)).map((j) => [j.id, j.mark.getTime()]);
-      } finally {
-        await tx.rollback();
-      }
-    };
-    const sorted = (rows: (string | number)[][]) => rows.sort((x, y) => String(x[0]).localeCompare(String(y[0])));
-    expect(sorted(await claimAfter(null))).toEqual([[a, next.getTime()], [b, next.getTime()], [c, first.getTime()], [d, first.getTime()]]);
-    expect(sorted(await claimAfter({ due: first, id: c }))).toEqual([[a, next.getTime()], [b, next.getTime()], [d, first.getTime()]]);
-    expect(sorted(await claimAfter({ due: first, id: d }))).toEqual([[a, next.getTime()], [b, next.getTime()]]);
-    expect(await claimAfter({ due: next, id: a })).toEqual([[b, next.getTime()]]);
-    expect(await claimAfter({ due: next, id: b })).toEqual([]);
-    // The head, in order: the first rows due, then the id.
-    const tx = await t.ctx.db.begin(HeldClaim.SETTINGS);
-    expect((await claimLocked(tx, { finish() {}, drop() {} }, t.clock.now(), 3)).map((j) => j.id).sort()).toEqual([a, c, d]);
+    const tx = await t.ctx.db.begin(Hold.SETTINGS);
+    const taken = await claimLocked(tx, NO_LOCK, t.clock.now(), 3);
+    expect(taken.map((j) => [j.id, j.mark.getTime()])).toEqual([[c, first.getTime()], [d, first.getTime()], [a, next.getTime()]]);
+    // Another claim meanwhile takes what is left.
+    expect((await claimableElsewhere(t)).map((j) => j.id)).toEqual([b]);
     await tx.rollback();
   });
 
   it('writes an outcome that arrives while the claim commits under the lease the commit wrote, not under the old mark', async () => {
     const { t, endpointId } = await setup({}, () => ({ status: 200 }));
     for (let i = 0; i < 2; i++) await createProduct(t, `Hat ${i}`);
-    const sender = createSender(t.ctx);
+    const sender = createSender(t.ctx.config);
     cleanup.push(() => sender.close());
-    const { claim, jobs, ended } = await openClaim(t);
+    const { hold, jobs, recorded, ended } = await openHold(t);
     const [first, second] = jobs;
-    claim.finish(first, await runAttempt({ ...t.ctx, sender }, first));
+    hold.finish(first, await runAttempt({ ...t.ctx, sender }, first));
     const late = await runAttempt({ ...t.ctx, sender }, second);
 
     // The hold ends with the second job in flight; its answer arrives while the commit is under way.
-    const ending = claim.end();
-    claim.finish(second, late);
+    const ending = hold.end();
+    hold.finish(second, late);
     await ending;
     expect(ended).toHaveLength(1);
-    expect(ended[0].after.map((o) => o.id)).toEqual([second.id]);
+    expect(recorded.map((o) => o.id)).toEqual([second.id]);
     const [row] = (await deliveriesOf(t, endpointId)).filter((r) => r.id === second.id);
-    expect(ended[0].after[0].mark).toEqual(row.next_attempt_at);
+    expect(recorded[0].mark).toEqual(row.next_attempt_at);
 
-    await recordOutcomes(t.ctx, ended[0].after);
+    await recordOutcomes(t.ctx, recorded);
     expect((await deliveriesOf(t, endpointId)).every((r) => r.status === 'success' && r.attempt === 1)).toBe(true);
   });
 
   it('writes the outcomes of a claim whose commit failed under the rows\' own due times, without sending them again', async () => {
     const { t, endpointId } = await setup({}, () => ({ status: 200 }));
     await createProduct(t, 'Hat');
-    const sender = createSender(t.ctx);
+    const sender = createSender(t.ctx.config);
     cleanup.push(() => sender.close());
     const errors: unknown[] = [];
-    const ended: { after: Outcome[]; freed: number }[] = [];
-    const tx = await t.ctx.db.begin(HeldClaim.SETTINGS);
-    const claim = new HeldClaim(tx, { db: t.ctx.db, clock: t.clock, leaseMs: t.ctx.config.leaseMs }, {
-      unstarted: () => [],
-      ended: (_c, after, freed) => ended.push({ after, freed }),
-      onError: (error) => errors.push(error),
-    });
-    const [job] = await claimLocked(tx, claim, t.clock.now(), 10);
-    claim.took([job]);
+    const { hold, jobs, recorded } = await openHold(t, () => [], (error) => void errors.push(error));
+    const [job] = jobs;
     const outcome = await runAttempt({ ...t.ctx, sender }, job);
-    // The claim's connection goes away before it can write.
-    const [{ pid }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    // The hold's connection goes away before it can write.
+    const [{ pid }] = await hold.tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     await t.ctx.db.query('SELECT pg_terminate_backend($1)', [pid]);
-    claim.finish(job, outcome);
-    await claim.end();
+    hold.finish(job, outcome);
+    await hold.end();
     expect(errors).toHaveLength(1);
-    expect(ended[0].after).toEqual([outcome]);
-    await recordOutcomes(t.ctx, ended[0].after);
+    expect(recorded).toEqual([outcome]);
+    await recordOutcomes(t.ctx, recorded);
     expect((await deliveriesOf(t, endpointId))[0]).toMatchObject({ status: 'success', attempt: 1 });
   });
 
-  it('claims the rows a claim gave back again at once, not at the next poll', async () => {
+  it('claims the rows a hold gave back again at once, not at the next poll', async () => {
     const { t, receiver, endpointId } = await setup({ pollIntervalMs: 3_600_000 }, () => ({ hang: true }));
     for (let i = 0; i < 3; i++) await createProduct(t, `Hat ${i}`);
-    // Two slots: the claim takes all three rows, fewer than it had room for; one waits.
+    // A capacity of two: the claim takes all three rows, fewer than it had room for; one waits.
     const worker = started(t, 2);
     await worker.start();
     await receiver.waitFor(2);
     // The hold ends: the two attempts go on under leases, the row not started is given back, taken
-    // again at once and, its endpoint hanging, put off for a moment.
+    // again at once and, its endpoint hanging, deferred for a moment.
     await eventually(async () => (await deliveriesOf(t, endpointId)).filter((r) => r.next_attempt_at!.getTime() > r.created_at.getTime()).length === 3, HOLD_MS * 10);
 
     receiver.respond(() => ({ status: 200 }));
@@ -194,7 +184,7 @@ describe('claims held by row locks', () => {
     expect(receiver.requests).toHaveLength(3);
   });
 
-  it('claims a full round at a time while busy, not the room each finished request leaves', async () => {
+  it('claims a full round at a time while busy, not the room each finished attempt leaves', async () => {
     // Answers staggered over 5-50 ms, so requests finish one by one.
     const { t, endpointId } = await setup({ pollIntervalMs: 3_600_000 }, (_r, i) => ({ status: 200, delayMs: 5 + (i % 4) * 15 }));
     for (let i = 0; i < 24; i++) await createProduct(t, `Hat ${i}`);
@@ -218,9 +208,9 @@ describe('claims held by row locks', () => {
     await worker.start();
     await eventually(async () => (await deliveriesOf(t, endpointId)).every((r) => r.status === 'success'));
 
-    // The first claim fills the slots and two rounds ahead; each later one waits for a round of room.
-    // A claim that ends before its last jobs started frees them for the next one (a slow machine can
-    // take longer than the hold to start a round), so a row may be claimed twice, never sent twice.
+    // The first claim fills the capacity and two rounds ahead; each later one waits for a round of
+    // room. A hold that ends before its last jobs started frees them for the next one (a slow machine
+    // can take longer than the hold to start a round), so a row may be claimed twice, never sent twice.
     expect(claims[0]).toBe(12);
     expect(claimed.size).toBe(24);
     expect(claims.slice(0, -1).every((n) => n >= 4)).toBe(true);
@@ -232,10 +222,10 @@ describe('claims held by row locks', () => {
     cleanup.push(() => other.close());
     const { id: otherId } = await addEndpoint(t, other.url);
     for (let i = 0; i < 3; i++) await createProduct(t, `Hat ${i}`);
-    const sender = createSender(t.ctx);
+    const sender = createSender(t.ctx.config);
     cleanup.push(() => sender.close());
-    const tx = await t.ctx.db.begin(HeldClaim.SETTINGS);
-    const rows = await claimLocked(tx, { finish() {}, drop() {} }, t.clock.now(), 10);
+    const tx = await t.ctx.db.begin(Hold.SETTINGS);
+    const rows = await claimLocked(tx, NO_LOCK, t.clock.now(), 10);
     expect(new Set(rows.map((r) => r.endpointId))).toEqual(new Set([endpointId, otherId]));
     // Another worker records failures for one endpoint after the claim read a count of 0.
     await t.ctx.db.query('UPDATE webhook_endpoints SET consecutive_failures = 3 WHERE id = $1', [endpointId]);
@@ -248,7 +238,7 @@ describe('claims held by row locks', () => {
     expect((await deliveriesOf(t, otherId)).every((r) => r.status === 'success')).toBe(true);
   });
 
-  it('sends the rows of a claim whose connection was lost again, and goes on', async () => {
+  it('sends the rows of a hold whose connection was lost again, and goes on', async () => {
     const { t, receiver, endpointId } = await setup({ pollIntervalMs: 50 }, () => ({ hang: true }));
     await createProduct(t, 'Hat 1');
     await createProduct(t, 'Hat 2');
@@ -258,7 +248,7 @@ describe('claims held by row locks', () => {
     await worker.start();
     await receiver.waitFor(2);
 
-    // The claim's backend goes away while both attempts are in flight; nothing of it was written.
+    // The hold's backend goes away while both attempts are in flight; nothing of it was written.
     await t.ctx.db.query('SELECT pg_terminate_backend($1)', [backends[0]]);
     receiver.respond(() => ({ status: 200 }));
     receiver.release({ status: 200 });

@@ -1,0 +1,187 @@
+import { randomBytes } from 'node:crypto';
+import { channelSql } from '../../db/channels.js';
+import type { Db } from '../../db/db.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Job } from './job.js';
+
+/** The channel writes NOTIFY when they commit deliveries due now, and workers LISTEN on; named per schema (db/channels.ts). */
+export const DELIVERY_CHANNEL = 'webhook_deliveries';
+
+/** What a worker offers the writes of its own process. */
+export interface LocalWorker {
+  /** Something may be due: claim. */
+  wake(): void;
+  /** Sets aside room for up to `max` rows a write will hand over; returns how many (0: none). */
+  reserve(max: number): number;
+  /** Takes the jobs handed over under `reserved` places; places the write did not fill are freed. */
+  receive(jobs: Job[], reserved: number): void;
+}
+
+/** What a write's fan-out reports once committed (../../outbox/fanout.ts). */
+export interface FanOutResult {
+  /** Pending rows due now: another worker must claim them. */
+  pending: number;
+  /** Rows written already leased under the write's hand-off (none without one). */
+  handed: HandedRow[] | null;
+}
+
+/** A delivery a write inserted already leased for a worker of its process, as the fan-out returns it. */
+export interface HandedRow {
+  id: string;
+  workspace_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  url: string;
+  consecutive_failures: number;
+  rate_limit: number | null;
+  headers_enc: string | null;
+  secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: string | null;
+}
+
+/**
+ * The fan-out's part of a hand-off (fanout.ts), as SQL. `ORDERING_KEY` is its expression of a
+ * target's ordering key. Of a write's pending rows, the first `ev.slots` without an ordering key
+ * get the lease `ev.lease` as their next_attempt_at (a row in its subject's order may have to wait
+ * for an older one, and is never handed over); HANDED returns them, with what they are sent with.
+ * A handed row is told apart by next_attempt_at after its creation: a row due now has
+ * next_attempt_at = created_at.
+ */
+export const handedLease = (orderingKey: string) =>
+  `CASE WHEN w.active AND ${orderingKey} IS NULL AND row_number() OVER (PARTITION BY w.active AND ${orderingKey} IS NULL) <= ev.slots
+        THEN ev.lease END`;
+export const HANDED = `handed AS (
+       SELECT f.id, f.workspace_id, f.endpoint_id, f.event_id, f.event_type, w.url, w.consecutive_failures, w.rate_limit,
+              w.headers_enc, w.secret_enc, w.previous_secret_enc, w.previous_secret_expires_at
+         FROM fanned f JOIN webhook_endpoints w ON w.id = f.endpoint_id
+        WHERE f.status = 'pending' AND f.next_attempt_at > f.created_at
+     )`;
+
+/** Room reserved in a local worker for one write's rows; settle or cancel it once the write has ended. */
+export class HandOff {
+  private done = false;
+
+  constructor(
+    readonly lease: Date,
+    readonly slots: number,
+    private readonly worker: LocalWorker,
+  ) {}
+
+  /** The write committed: its handed rows (each event's body given by `bodyOf`) are the worker's. */
+  settle(rows: HandedRow[], bodyOf: (eventId: string) => string | undefined): void {
+    if (this.done) return;
+    this.done = true;
+    this.worker.receive(
+      rows.map((row) => handedJob(row, this.lease, bodyOf(row.event_id) ?? null)),
+      this.slots,
+    );
+  }
+
+  /** The write failed: nothing was handed over. */
+  cancel(): void {
+    if (this.done) return;
+    this.done = true;
+    this.worker.receive([], this.slots);
+  }
+}
+
+function handedJob(row: HandedRow, lease: Date, body: string | null): Job {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    attempt: 0,
+    mark: lease,
+    lock: null,
+    body,
+    url: row.url,
+    endpointActive: true,
+    endpointFailures: row.consecutive_failures,
+    rateLimit: row.rate_limit,
+    headers_enc: row.headers_enc,
+    secret_enc: row.secret_enc,
+    previous_secret_enc: row.previous_secret_enc,
+    previous_secret_expires_at: row.previous_secret_expires_at === null ? null : new Date(row.previous_secret_expires_at),
+  };
+}
+
+/**
+ * The link between a process's writes and its delivery workers: the one thing the outbox knows of
+ * the engine.
+ *
+ * Hand-off. Before a write, reserve() sets aside room in a local worker, so that the write inserts
+ * that many of its deliveries already leased (their next_attempt_at a lease, as a claim would have
+ * set it). When the write has committed, committed() gives them to the worker: the first attempt
+ * starts right after the commit, without a wake-up or a claim. Should the process die meanwhile,
+ * the rows come due when the lease runs out. Rows beyond the reserved room are due now.
+ *
+ * Wake-ups. A NOTIFY inside a write's transaction takes PostgreSQL's notification-queue lock at
+ * commit, which serialises every such commit; so writes commit without one, and committed() wakes
+ * this process's workers at once and sends at most one NOTIFY at a time for the others (wake-ups
+ * meanwhile fold into one more). If the process dies between a commit and its NOTIFY, the workers'
+ * polling finds the rows.
+ */
+export class WorkerLink {
+  /** The payload of this process's NOTIFYs: its own workers, woken already, skip them. */
+  readonly origin = randomBytes(8).toString('hex');
+  private readonly local = new Set<LocalWorker>();
+  private sending = false;
+  private again = false;
+  /** The most deliveries one event of this process has fanned out to: sizes each reservation. */
+  private perEvent = 1;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly leaseMs: number,
+  ) {}
+
+  /** Workers of this process register here besides LISTEN. */
+  subscribe(worker: LocalWorker): () => void {
+    this.local.add(worker);
+    return () => this.local.delete(worker);
+  }
+
+  /** Room for the deliveries of a write of `events` events, in the first local worker that has any; null when none has. */
+  reserve(events: number): HandOff | null {
+    const wanted = events * this.perEvent;
+    for (const worker of this.local) {
+      const slots = worker.reserve(wanted);
+      if (slots > 0) return new HandOff(new Date(this.clock.now().getTime() + this.leaseMs), slots, worker);
+    }
+    return null;
+  }
+
+  /** A write of `events` events committed with this fan-out: its handed rows go to their worker, the rest wake workers. */
+  committed(handOff: HandOff | null, events: number, result: FanOutResult | undefined, bodyOf: (eventId: string) => string | undefined): void {
+    const handed = result?.handed ?? [];
+    handOff?.settle(handed, bodyOf);
+    const pending = result?.pending ?? 0;
+    if (events > 0) this.perEvent = Math.max(this.perEvent, Math.ceil((handed.length + pending) / events));
+    if (pending > 0) this.wake();
+  }
+
+  /** Deliveries are due now: this process's workers claim at once, the others on a NOTIFY. */
+  wake(): void {
+    for (const worker of this.local) worker.wake();
+    if (this.sending) {
+      this.again = true;
+      return;
+    }
+    this.sending = true;
+    void this.send();
+  }
+
+  private async send(): Promise<void> {
+    do {
+      this.again = false;
+      // Best effort: a lost wake-up costs at most one polling interval, never a delivery.
+      await this.db.query(`SELECT pg_notify(${channelSql(DELIVERY_CHANNEL)}, $1)`, [this.origin]).catch(() => {});
+    } while (this.again);
+    this.sending = false;
+  }
+}
