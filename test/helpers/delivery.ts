@@ -83,7 +83,6 @@ export async function endpointState(t: TestApp, endpointId: string) {
   return row;
 }
 
-/** A worker whose unexpected faults fail the test instead of vanishing. */
 /**
  * Takes up to `limit` due rows as another worker would hold them past its hold: under a lease
  * (next_attempt_at pushed forward, committed), the jobs' marks being the lease.
@@ -97,6 +96,7 @@ export async function leaseDue(t: TestApp, now: Date, limit = 10): Promise<Job[]
   });
 }
 
+/** A worker whose unexpected faults fail the test instead of vanishing. */
 export function testWorker(t: TestApp, options: { concurrency?: number } = {}): DeliveryWorker {
   return new DeliveryWorker(t.ctx, {
     ...options,

@@ -22,6 +22,7 @@ interface ClaimRow {
   url: string;
   endpoint_active: boolean;
   consecutive_failures: number;
+  endpoint_throttled: boolean;
   rate_limit: number | null;
   headers_enc: string | null;
   secret_enc: string;
@@ -38,11 +39,12 @@ interface ClaimRow {
  */
 const SEND_WITH = `SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.event_type, c.attempt, c.due,
             coalesce(c.payload, ev.body) AS body,
-            e.url, e.endpoint_active, e.consecutive_failures, e.rate_limit, e.headers_enc, e.secret_enc, e.previous_secret_enc,
+            e.url, e.endpoint_active, e.consecutive_failures, e.endpoint_throttled, e.rate_limit, e.headers_enc, e.secret_enc, e.previous_secret_enc,
             e.previous_secret_expires_at
        FROM c
        CROSS JOIN LATERAL (
-         SELECT url, (active AND deleted_at IS NULL) AS endpoint_active, consecutive_failures, rate_limit, headers_enc,
+         SELECT url, (active AND deleted_at IS NULL) AS endpoint_active, consecutive_failures,
+                throttled_since IS NOT NULL AS endpoint_throttled, rate_limit, headers_enc,
                 secret_enc, previous_secret_enc, previous_secret_expires_at
            FROM webhook_endpoints WHERE id = c.endpoint_id LIMIT 1) e
        LEFT JOIN LATERAL (SELECT body FROM events WHERE id = c.event_id AND c.payload IS NULL LIMIT 1) ev ON true`;
@@ -100,6 +102,7 @@ function jobOf(r: ClaimRow, mark: Date, lock: RowLock): Job {
     url: r.url,
     endpointActive: r.endpoint_active,
     endpointFailures: r.consecutive_failures,
+    endpointThrottled: r.endpoint_throttled,
     rateLimit: r.rate_limit,
     headers_enc: r.headers_enc,
     secret_enc: r.secret_enc,

@@ -34,6 +34,7 @@ export interface HandedRow {
   event_type: string;
   url: string;
   consecutive_failures: number;
+  endpoint_throttled: boolean;
   rate_limit: number | null;
   headers_enc: string | null;
   secret_enc: string;
@@ -53,7 +54,8 @@ export const handedLease = (orderingKey: string) =>
   `CASE WHEN w.active AND ${orderingKey} IS NULL AND row_number() OVER (PARTITION BY w.active AND ${orderingKey} IS NULL) <= ev.slots
         THEN ev.lease END`;
 export const HANDED = `handed AS (
-       SELECT f.id, f.workspace_id, f.endpoint_id, f.event_id, f.event_type, w.url, w.consecutive_failures, w.rate_limit,
+       SELECT f.id, f.workspace_id, f.endpoint_id, f.event_id, f.event_type, w.url, w.consecutive_failures,
+              w.throttled_since IS NOT NULL AS endpoint_throttled, w.rate_limit,
               w.headers_enc, w.secret_enc, w.previous_secret_enc, w.previous_secret_expires_at
          FROM fanned f JOIN webhook_endpoints w ON w.id = f.endpoint_id
         WHERE f.status = 'pending' AND f.next_attempt_at > f.created_at
@@ -101,6 +103,7 @@ function handedJob(row: HandedRow, lease: Date, body: string | null): Job {
     url: row.url,
     endpointActive: true,
     endpointFailures: row.consecutive_failures,
+    endpointThrottled: row.endpoint_throttled,
     rateLimit: row.rate_limit,
     headers_enc: row.headers_enc,
     secret_enc: row.secret_enc,

@@ -25,6 +25,8 @@ export interface Job {
   endpointActive: boolean;
   /** The endpoint's consecutive failed deliveries when the row was taken (0 for a healthy endpoint). */
   endpointFailures: number;
+  /** The endpoint showed a throttle when the row was taken (lanes.ts clears one no lane holds any more). */
+  endpointThrottled: boolean;
   /** Deliveries per second the endpoint accepts, across every worker; null: no limit. */
   rateLimit: number | null;
   /** The endpoint's extra request headers, sealed; null (the common case) for none. */

@@ -128,7 +128,7 @@ export class Lanes {
     lane.inFlight--;
     const at = lane.starts.indexOf(startedAt);
     if (at >= 0) lane.starts.splice(at, 1);
-    if (outcome.attempted) this.learn(job.endpointId, lane, outcome, perfNow - startedAt);
+    if (outcome.attempted) this.learn(job, lane, outcome, perfNow - startedAt);
     const go: Job[] = [];
     while (lane.waiting.length > 0 && lane.inFlight + lane.queued < lane.share) {
       go.push(lane.waiting.shift()!);
@@ -139,7 +139,8 @@ export class Lanes {
   }
 
   /** The share after an answer (or none): halved on a slow-down, one more on any other answer. */
-  private learn(endpointId: string, lane: Lane, outcome: Outcome, took: number): void {
+  private learn(job: Job, lane: Lane, outcome: Outcome, took: number): void {
+    const { endpointId } = job;
     lane.latencyMs = lane.latencyMs === 0 ? took : lane.latencyMs * 0.8 + took * 0.2;
     lane.struggling = outcome.timedOut || (outcome.responseStatus !== null && SLOW_DOWN.has(outcome.responseStatus));
     const before = lane.share;
@@ -154,6 +155,10 @@ export class Lanes {
     }
     if (lane.throttledSince !== null && lane.share >= lane.sharePeak) {
       lane.throttledSince = null;
+      this.settings.throttled(endpointId, null);
+    } else if (lane.throttledSince === null && job.endpointThrottled && !lane.struggling) {
+      // The endpoint shows a throttle no lane of this worker holds (one of a worker gone, or a lane
+      // forgotten): an answer that asks for no slow-down clears it.
       this.settings.throttled(endpointId, null);
     } else if (lane.throttledSince !== null && lane.share !== before) {
       this.settings.throttled(endpointId, { share: lane.share, since: new Date(lane.throttledSince) });
