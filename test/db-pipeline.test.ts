@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../src/db/db.js';
+import { onUnhandledRejection } from '../src/db/pool.js';
 import { READ_CONNECTIONS, isPlainRead, openPostgres } from '../src/db/postgres.js';
 import { POSTGRES_URL, openTestDb, type TestDb } from './helpers/db.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
@@ -155,6 +156,35 @@ describe('read and write connections', () => {
       const tx = await db.begin();
       await expect(tx.query('SELECT pg_sleep(2)')).rejects.toBeInstanceOf(DatabaseUnavailableError);
       await tx.rollback().catch(() => {});
+    });
+
+    it('survives a connection lost while postgres.js looks up its array types: that rejection, which it leaves unhandled, is ignored', async () => {
+      const proxy = new TcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
+      await proxy.start();
+      cleanup.push(() => proxy.stop());
+      const unhandled: unknown[] = [];
+      const collect = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', collect);
+      cleanup.push(async () => void process.off('unhandledRejection', collect));
+      const url = new URL(POSTGRES_URL);
+      url.host = `127.0.0.1:${proxy.port}`;
+      const db = await openPostgres({ url: url.toString(), schema: testDb.schema, timeouts: { connectMs: 1_000, statementMs: 1_000, queryMs: 1_500, keepAliveMs: 1_000 } });
+      cleanup.push(() => db.close());
+
+      // The first connection's type look-up is cut, and the database is gone for a moment.
+      const cut = proxy.cutAt('pg_catalog.pg_type', false);
+      const first = db.query('SELECT $1::int AS n', [1]).catch((error: unknown) => error);
+      await cut;
+      expect(await first).toBeInstanceOf(DatabaseUnavailableError);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled.length).toBeGreaterThan(0);
+      // What reached the process is that look-up's failure, which the service ignores; anything else it throws.
+      for (const reason of unhandled) expect(() => onUnhandledRejection(reason)).not.toThrow();
+      expect(() => onUnhandledRejection(new Error('a bug of ours'))).toThrow('a bug of ours');
+
+      await proxy.start();
+      const [{ n }] = await db.query<{ n: number }>('SELECT $1::int AS n', [2]);
+      expect(n).toBe(2);
     });
   });
 });

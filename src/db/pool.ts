@@ -35,6 +35,24 @@ interface Held {
 const TYPES = driverTypes();
 
 /**
+ * Whether `reason` is the failure of the array-type look-up postgres.js makes on each new
+ * connection. postgres.js 3.4.9 drops that look-up's promise (porsager/postgres#1192): when the
+ * connection fails during it, the rejection is unhandled and, by Node's default, ends the process.
+ * The statement that opened the connection fails on its own terms, so this rejection says nothing new.
+ */
+export function isTypeLookupFailure(reason: unknown): boolean {
+  const query = (reason as { query?: unknown } | null)?.query;
+  return typeof query === 'string' && query.includes('pg_catalog.pg_type') && query.includes('typarray');
+}
+
+/** Ignores postgres.js's dropped type look-up failures; every other unhandled rejection is thrown, as Node would. */
+export function onUnhandledRejection(reason: unknown): void {
+  if (!isTypeLookupFailure(reason)) throw reason;
+}
+
+let guarded = false;
+
+/**
  * Connections to PostgreSQL through postgres.js, with a read time-out of ours: a statement that has
  * had no answer within `queryMs` finds the server silent (a network cut, a host that froze), so
  * every connection of the pool is dropped and new ones open on demand. A statement still waiting
@@ -48,6 +66,8 @@ export class Pool {
   private readonly held = new Map<number, Held>();
 
   constructor(private readonly options: PoolOptions) {
+    if (!guarded) process.on('unhandledRejection', onUnhandledRejection);
+    guarded = true;
     this.sql = this.open();
   }
 
