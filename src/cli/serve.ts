@@ -13,7 +13,8 @@ import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
 import { openContext } from '../runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
-import { startWorkers, type DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
+import type { DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
+import { startWorkers } from '../webhooks/engine/workers.js';
 import { demoSummary, tryLine } from './demo-text.js';
 
 /**

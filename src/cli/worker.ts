@@ -5,7 +5,7 @@ import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
 import { openContext } from '../runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
-import { startWorkers } from '../webhooks/engine/worker.js';
+import { startWorkers } from '../webhooks/engine/workers.js';
 import { exitAfter } from './serve.js';
 
 export const WORKER_HELP = `svc worker

@@ -5,7 +5,8 @@ import { claimLocked } from '../../src/webhooks/engine/claim.js';
 import { HOLD_MS, Hold } from '../../src/webhooks/engine/hold.js';
 import type { Job, RowLock } from '../../src/webhooks/engine/job.js';
 import { recordOutcomes, writeHeldOutcomes } from '../../src/webhooks/engine/outcome.js';
-import { DeliveryWorker, createSender } from '../../src/webhooks/engine/worker.js';
+import { createSender } from '../../src/webhooks/engine/sender.js';
+import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour } from '../helpers/receiver.js';
@@ -51,13 +52,13 @@ describe('holds: claims under row locks', () => {
   async function openHold(t: TestApp, unstarted: () => Job[] = () => [], onError: (error: unknown) => void = () => {}) {
     const recorded: Outcome[] = [];
     const ended: number[] = [];
-    const hold = new Hold(
-      await t.ctx.db.begin(Hold.SETTINGS),
+    const { hold, jobs } = await Hold.claim(
       { db: t.ctx.db, clock: t.clock, leaseMs: t.ctx.config.leaseMs },
       { unstarted, record: (outcomes) => recorded.push(...outcomes), ended: (_hold, freed) => ended.push(freed), onError },
+      t.clock.now(),
+      10,
     );
-    const jobs = await claimLocked(hold.tx, hold, t.clock.now(), 10);
-    hold.took(jobs);
+    if (!hold) throw new Error('nothing was due');
     return { hold, jobs, recorded, ended };
   }
 

@@ -1,5 +1,6 @@
 import type { Db, OpenTransaction } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
+import { claimLocked } from './claim.js';
 import type { Job, Outcome, RowLock } from './job.js';
 import { changesCount, earliestRetry, resetFailures, writeHeldOutcomes } from './outcome.js';
 
@@ -17,6 +18,12 @@ export interface HoldHandlers {
   /** The transaction has ended: `freed` rows were given back unattempted, due again; `nextDue` is the earliest retry it wrote. */
   ended(hold: Hold, freed: number, nextDue: Date | null): void;
   onError(error: unknown, during: string): void;
+}
+
+interface HoldDeps {
+  db: Db;
+  clock: Clock;
+  leaseMs: number;
 }
 
 type State = 'open' | 'ending' | 'ended';
@@ -47,6 +54,24 @@ export class Hold implements RowLock {
    */
   static readonly SETTINGS = { plan_cache_mode: 'force_generic_plan' };
 
+  /** Takes up to `limit` due rows under a new hold's row locks; no hold when none was due. */
+  static async claim(deps: HoldDeps, handlers: HoldHandlers, now: Date, limit: number): Promise<{ hold: Hold | null; jobs: Job[] }> {
+    const hold = new Hold(await deps.db.begin(Hold.SETTINGS), deps, handlers);
+    let jobs: Job[];
+    try {
+      jobs = await claimLocked(hold.tx, hold, now, limit);
+    } catch (error) {
+      await hold.tx.rollback().catch(() => {});
+      throw error;
+    }
+    if (jobs.length === 0) {
+      await hold.tx.rollback();
+      return { hold: null, jobs };
+    }
+    hold.took(jobs);
+    return { hold, jobs };
+  }
+
   private jobs: Job[] = [];
   /** Held jobs that have no outcome yet, by id. */
   private readonly waiting = new Set<string>();
@@ -61,12 +86,12 @@ export class Hold implements RowLock {
 
   constructor(
     readonly tx: OpenTransaction,
-    private readonly deps: { db: Db; clock: Clock; leaseMs: number },
+    private readonly deps: HoldDeps,
     private readonly handlers: HoldHandlers,
   ) {}
 
   /** The jobs the claim took. */
-  took(jobs: Job[]): void {
+  private took(jobs: Job[]): void {
     this.jobs = jobs;
     for (const job of jobs) this.waiting.add(job.id);
     this.timer = setTimeout(() => void this.end(), HOLD_MS);

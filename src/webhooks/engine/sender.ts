@@ -164,6 +164,11 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
 const TLS_CODES = /^(?:CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|ERR_TLS_|ERR_SSL_|EPROTO$)/;
 
 /** A short, readable reason for a failed attempt; never includes headers or the body. */
+/** The sender a worker uses, from the service's settings. */
+export function createSender(config: { deliveryTimeoutMs: number; allowPrivateTargets: boolean }): Sender {
+  return new HttpSender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateTargets: config.allowPrivateTargets });
+}
+
 export function describeError(error: unknown): string {
   const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   if (error instanceof RefusedAddressError) return error.message;
