@@ -95,7 +95,9 @@ async function main(argv: string[]): Promise<void> {
     spec.check?.(flags as Record<string, string | boolean | undefined>);
     const ctx = spec.needsDb === false ? null : await openContext(loadConfig(), { quiet: true });
     try {
-      output(flags.json as boolean | undefined, await spec.run(flags as Record<string, string | boolean | undefined>, ctx));
+      const result = await spec.run(flags as Record<string, string | boolean | undefined>, ctx);
+      if (spec.text && !flags.json) process.stdout.write(spec.text(result));
+      else output(flags.json as boolean | undefined, result);
     } finally {
       await ctx?.db.close();
     }

@@ -3,7 +3,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cliBuilt, freePort, request, runCli, runJson, startCommand, startServer, tempDataDir, type CliResult } from './helpers/cli.js';
+import { CLI, cliBuilt, freePort, request, runCli, runJson, runShell, startCommand, startServer, tempDataDir, type CliResult } from './helpers/cli.js';
 
 /** Asserts a failed command: the exit status and exactly one line on stderr, with no stack trace and no SQL. */
 function failedWith(result: CliResult, code: number, line: string): void {
@@ -134,9 +134,13 @@ describe('svc for operators', { timeout: 300_000 }, () => {
     failedWith(await runCli(['serve'], withKey(stranger)), 2, refusal);
     failedWith(await runCli(['admin', 'list-users'], withKey(stranger)), 2, refusal);
 
-    const next = randomBytes(32).toString('hex');
-    // The new key comes from standard input, so it shows in no process list.
-    const rotated = await runCli(['admin', 'rotate-master-key', '--new', '-', '--json'], withKey(current), `${next}\n`);
+    // As docs/operations.md writes it: a new key into a file, then read from standard input, so it
+    // shows in no process list.
+    const made = await runShell('svc admin master-key > new.key', {}, dataDir);
+    expect(made).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    const next = readFileSync(join(dataDir, 'new.key'), 'utf8').trim();
+    expect(next).toMatch(/^[0-9a-f]{64}$/);
+    const rotated = await runShell('svc admin rotate-master-key --new - --json < new.key', withKey(current), dataDir);
     expect(rotated.code, rotated.stderr).toBe(0);
     const result = JSON.parse(rotated.stdout);
     expect(result.rotated).toBe(true);

@@ -10,6 +10,8 @@ export interface AdminCommand {
   /** Checks the flags before the database is opened, so a typo is reported without it. */
   check?(values: Record<string, string | boolean | undefined>): void;
   run(values: Record<string, string | boolean | undefined>, ctx: AppContext | null): Promise<Record<string, unknown>>;
+  /** The text printed without --json, when `key: value` lines would not do (e.g. a value meant for a pipe). */
+  text?(result: Record<string, unknown>): string;
 }
 
 export const str = { type: 'string' } as const;

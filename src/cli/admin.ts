@@ -126,10 +126,12 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
     },
   },
   'master-key': {
-    usage: 'svc admin master-key [--json]   (prints a new random SVC_MASTER_KEY)',
+    usage: 'svc admin master-key [--json]   (prints a new random SVC_MASTER_KEY, alone on its line: svc admin master-key > new.key)',
     flags: {},
     needsDb: false,
     run: async () => ({ masterKey: randomBytes(32).toString('hex') }),
+    // The key alone, so that `> new.key` then `rotate-master-key --new - < new.key` works as it is.
+    text: (result) => `${result.masterKey as string}\n`,
   },
   'rotate-master-key': ROTATE_MASTER_KEY,
   ...LIST_COMMANDS,

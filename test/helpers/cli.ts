@@ -44,6 +44,23 @@ export function runCli(args: string[], env: Record<string, string>, input?: stri
   });
 }
 
+/**
+ * Runs a POSIX shell script in `cwd` in which `svc` is the built command, as a reader of the docs
+ * types it (pipes and redirections included).
+ */
+export function runShell(script: string, env: Record<string, string>, cwd: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const svc = `svc() { "${process.execPath}" "${CLI}" "$@"; }\n`;
+    const child = spawn('/bin/sh', ['-c', svc + script], { env: cleanEnv(env), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 /** Runs `svc <args> --json` and parses its output, failing on a non-zero exit. */
 export async function runJson<T = any>(args: string[], env: Record<string, string>): Promise<T> {
   const result = await runCli([...args, '--json'], env);
