@@ -7,6 +7,7 @@ import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
 import { addEndpoint, createProduct, endpointState, testWorker } from './helpers/delivery.js';
 import { expectError, ok } from './helpers/expect.js';
 import { labelSets, sample } from './helpers/metrics.js';
+import { promlint } from './helpers/promlint.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 /** Issue 22 item 2: GET /metrics in Prometheus text, with the metrics of docs/operations.md. */
@@ -104,6 +105,33 @@ describe('metrics', () => {
     expect(sample(text, 'svc_db_pool_waiting_requests')).toBe(0);
     expect(sample(text, 'nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
     expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+  });
+
+  it('passes the checks of promtool check metrics (names by type, units, help), the process metrics included', async () => {
+    const text = await scrape();
+    expect(text).toContain('# TYPE nodejs_active_handles gauge');
+    expect(promlint(text)).toEqual([]);
+    // The checker finds what promtool finds, e.g. prom-client's own default gauges named like counters.
+    const sampleText = [
+      '# HELP nodejs_active_handles_total Total number of active handles.',
+      '# TYPE nodejs_active_handles_total gauge',
+      'nodejs_active_handles_total 3',
+      '# HELP svc_jobs Jobs.',
+      '# TYPE svc_jobs counter',
+      'svc_jobs{queueName="a"} 1',
+      '# TYPE svc_delay_ms histogram',
+      'svc_delay_ms_bucket{le="+Inf"} 1',
+      'svc_delay_ms_sum 1',
+      'svc_delay_ms_count 1',
+    ].join('\n');
+    expect(promlint(sampleText)).toEqual([
+      'nodejs_active_handles_total: non-counter metrics should not have "_total" suffix',
+      'svc_delay_ms: metric names should not contain abbreviated units',
+      'svc_delay_ms: no help text',
+      'svc_jobs: counter metrics should have "_total" suffix',
+      "svc_jobs: label names should be written in 'snake_case' not 'camelCase'",
+    ]);
+    expect(() => promlint('# TYPE a gauge\n# TYPE a gauge\na 1')).toThrow('second TYPE line for metric name "a"');
   });
 
   it('asks for SVC_METRICS_TOKEN when it is set', async () => {
