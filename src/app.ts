@@ -9,6 +9,7 @@ import { registerJsonParser } from './http/json-body.js';
 import { registerIdempotency } from './idempotency/plugin.js';
 import { requestLogger } from './http/logger.js';
 import { settle } from './http/settle.js';
+import { refuseUndeclaredInput } from './http/undeclared.js';
 import { checkRequestUrl } from './http/url.js';
 import { compileValidator } from './http/validation.js';
 import { newId } from './lib/ids.js';
@@ -68,6 +69,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
 
   registerHttpMetrics(app, ctx.metrics);
   registerAuth(app, ctx);
+  refuseUndeclaredInput(app);
   registerIdempotency(app, ctx);
   const unfollow = await ctx.credentials.follow(ctx.db);
   app.addHook('onClose', async () => unfollow());

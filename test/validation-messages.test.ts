@@ -12,6 +12,7 @@ describe('validation messages', () => {
   let key: string;
   let productId: string;
   let endpointId: string;
+  let orderId: string;
   const catalog = EVENT_TYPES.join(', ');
 
   beforeAll(async () => {
@@ -19,10 +20,11 @@ describe('validation messages', () => {
     key = t.demo.workspaces[0].apiKey;
     productId = ok(await t.call(key, 'POST', '/v1/products', { name: 'Original', price: { amount: 100, currency: 'EUR' } }), 201).id;
     endpointId = ok(await t.call(key, 'POST', '/v1/webhooks/endpoints', { url: 'https://hooks.example.com/in', subscribedEvents: ['product.*'] }), 201).id;
+    orderId = ok(await t.call(key, 'POST', '/v1/orders', { lineItems: [{ productId, quantity: 1 }] }), 201).id;
   });
   afterAll(() => t?.close());
 
-  const table: [method: 'GET' | 'POST' | 'PATCH', path: () => string, body: unknown, message: string][] = [
+  const table: [method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: () => string, body: unknown, message: string][] = [
     // Enums list their values; a union of constants is one enum, not "must be equal to constant" four times.
     ['GET', () => '/v1/webhooks/deliveries?status=bogus', undefined, 'Invalid query: query.status: must be one of: pending, success, failed, disabled.'],
     // Event-type filters take the catalog's types only.
@@ -56,10 +58,18 @@ describe('validation messages', () => {
     ['POST', () => '/v1/webhooks/endpoints', { url: 'https://a.example', subscribedEvents: [] }, 'Invalid body: body.subscribedEvents: must have at least 1 item.'],
     ['POST', () => '/v1/webhooks/endpoints', { url: 'https://a.example', subscribedEvents: 'product.*' }, 'Invalid body: body.subscribedEvents: must be an array.'],
     ['PATCH', () => `/v1/webhooks/endpoints/${endpointId}`, { active: 'no' }, 'Invalid body: body.active: must be a boolean.'],
+    // Operations that take no query parameter or no body refuse them as the others refuse an unknown one.
+    ['GET', () => `/v1/orders/${orderId}?foo=1`, undefined, 'Invalid query: query.foo: unknown field "foo".'],
+    ['GET', () => `/v1/products/${productId}?expand=x`, undefined, 'Invalid query: query.expand: unknown field "expand".'],
+    ['GET', () => `/v1/workspaces/${'{workspace}'}/orders/${orderId}?foo=1`, undefined, 'Invalid query: query.foo: unknown field "foo".'],
+    ['POST', () => `/v1/orders/${orderId}/pay`, { foo: 1 }, 'Invalid body: body.foo: unknown field "foo".'],
+    ['POST', () => `/v1/orders/${orderId}/cancel`, [1], 'Invalid body: body: this operation takes no request body.'],
+    ['POST', () => `/v1/webhooks/endpoints/${endpointId}/rotate-secret`, { secret: 'whsec_mine' }, 'Invalid body: body.secret: unknown field "secret".'],
+    ['DELETE', () => `/v1/products/${productId}`, { hard: true }, 'Invalid body: body.hard: unknown field "hard".'],
   ];
 
   it.each(table.map(([method, path, body, message]) => ({ method, path, body, message })))('$method answers "$message"', async ({ method, path, body, message }) => {
-    const error = expectError(await t.call(key, method, path(), body), 400, 'VALIDATION');
+    const error = expectError(await t.call(key, method, path().replace('{workspace}', t.demo.workspaces[0].id), body), 400, 'VALIDATION');
     expect(error.message).toBe(message);
     // The details repeat the message's field and sentence, once.
     expect(error.details).toHaveLength(1);
@@ -70,5 +80,13 @@ describe('validation messages', () => {
     expect(ok(await t.call(key, 'GET', '/v1/products')).data).toHaveLength(1);
     expect(ok(await t.call(key, 'GET', `/v1/products/${productId}`))).toMatchObject({ name: 'Original', price: { amount: 100, currency: 'EUR' } });
     expect(ok(await t.call(key, 'GET', `/v1/webhooks/endpoints/${endpointId}`))).toMatchObject({ active: true });
+    expect(ok(await t.call(key, 'GET', `/v1/orders/${orderId}`))).toMatchObject({ status: 'pending' });
+  });
+
+  it('takes an operation without a body when it is sent none, an empty one or {}', async () => {
+    ok(await t.call(key, 'POST', `/v1/webhooks/endpoints/${endpointId}/rotate-secret`));
+    ok(await t.call(key, 'POST', `/v1/webhooks/endpoints/${endpointId}/rotate-secret`, {}));
+    const empty = await t.app.inject({ method: 'POST', url: `/v1/orders/${orderId}/pay`, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '' });
+    expect(empty.json()).toMatchObject({ status: 'paid' });
   });
 });
