@@ -29,6 +29,7 @@ import {
   checkUrl,
   endpointInactive,
 } from './schemas.js';
+import { checkTarget } from './target.js';
 import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, lockEndpoint, rotateSecret, toView, updateEndpoint } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
@@ -65,9 +66,11 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     },
     handler: async (request, reply) => {
       const { url, subscribedEvents, description, rateLimit, headers, ordering } = request.body;
+      const target = checkUrl(url, ctx.config.allowPrivateTargets);
+      await checkTarget(target, ctx.config.allowPrivateTargets);
       const input = {
         workspaceId: request.workspace!.id,
-        url: checkUrl(url, ctx.config.allowPrivateTargets),
+        url: target,
         subscribedEvents: checkSubscriptions(subscribedEvents),
         description,
         rateLimit,
@@ -161,8 +164,10 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     handler: async (request) => {
       const id = endpointIdOf(request.params);
       const { url, subscribedEvents, description, rateLimit, headers, ordering, active } = request.body;
+      const target = url === undefined ? undefined : checkUrl(url, ctx.config.allowPrivateTargets);
+      if (target !== undefined) await checkTarget(target, ctx.config.allowPrivateTargets);
       const changes = {
-        url: url === undefined ? undefined : checkUrl(url, ctx.config.allowPrivateTargets),
+        url: target,
         subscribedEvents: subscribedEvents === undefined ? undefined : checkSubscriptions(subscribedEvents),
         description,
         rateLimit,

@@ -7,6 +7,7 @@ import { PageQuery } from '../../http/pagination.js';
 import { StringMap } from '../../http/string-map.js';
 import { subscriptionPatterns } from '../../events/patterns.js';
 import { MAX_HEADERS, MAX_HEADER_VALUE_LENGTH } from './headers.js';
+import { HTTPS_ONLY } from './target.js';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -57,7 +58,10 @@ const fields = {
   url: Type.String({
     minLength: 1,
     maxLength: MAX_URL_LENGTH,
-    description: 'An https:// URL (http:// too when SVC_ALLOW_PRIVATE_TARGETS is set, for local development).',
+    description:
+      'An https:// URL whose host is public: a host that is or resolves only to a loopback, private or link-local address is refused, ' +
+      'as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; ' +
+      'every attempt checks the address it connects to.',
   }),
   subscribedEvents: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
     minItems: 1,
@@ -153,7 +157,8 @@ export function checkSubscriptions(entries: string[]): string[] {
 /**
  * Endpoint URLs must be https:// (DESIGN "Webhook endpoints"); http:// only where private targets
  * are allowed for local development. Credentials in the URL are refused: the URL is shown by every
- * read, so it must not carry a secret. Which addresses the sender may reach is checked at connect time.
+ * read, so it must not carry a secret. Which addresses the host has is checked by checkTarget, and
+ * again by the sender at connect time.
  */
 export function checkUrl(text: string, allowHttp: boolean): string {
   const fail = (why: string) => validation(`Invalid url: ${why}.`, [{ path: 'body.url', message: why }]);
@@ -168,7 +173,7 @@ export function checkUrl(text: string, allowHttp: boolean): string {
   }
   if (!/^[a-z][a-z0-9+.-]*:\/\/[^/\\]/i.test(text)) throw fail('must be of the form https://host/path');
   const schemes = allowHttp ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) throw fail(allowHttp ? 'must start with https:// or http://' : 'must start with https://');
+  if (!schemes.includes(url.protocol)) throw fail(allowHttp ? 'must start with https:// or http://' : HTTPS_ONLY);
   if (!url.hostname) throw fail('has no host');
   if (url.username || url.password) throw fail('must not contain a user name or password');
   return text;

@@ -1,0 +1,50 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { validation } from '../../http/errors.js';
+import { classifyAddress } from '../engine/ssrf.js';
+
+/** How long creating or changing an endpoint waits for its host's addresses. */
+export const RESOLVE_TIMEOUT_MS = 2000;
+
+const SETTING = 'SVC_ALLOW_PRIVATE_TARGETS';
+
+/** The host's addresses; none when the name does not resolve, or not within RESOLVE_TIMEOUT_MS. */
+async function addressesOf(host: string): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<string[]>((resolve) => {
+    timer = setTimeout(() => resolve([]), RESOLVE_TIMEOUT_MS);
+    timer.unref();
+  });
+  const found = lookup(host, { all: true, verbatim: true }).then(
+    (list) => list.map((a) => a.address),
+    () => [],
+  );
+  try {
+    return await Promise.race([found, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Refuses, at creation or change, an endpoint URL the sender would refuse on every attempt: a host
+ * that is, or resolves only to, a loopback, private, link-local or other non-public address
+ * (engine/ssrf.ts decides which). A name that does not resolve (yet) is accepted, as Svix does:
+ * DNS may be down for a moment or the record made later, and the sender checks the address it
+ * connects to on every attempt anyway. With SVC_ALLOW_PRIVATE_TARGETS nothing is checked.
+ */
+export async function checkTarget(url: string, allowPrivateTargets: boolean): Promise<void> {
+  if (allowPrivateTargets) return;
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+  const literal = isIP(host) !== 0;
+  const addresses = literal ? [host] : await addressesOf(host);
+  if (addresses.length === 0 || addresses.some((address) => classifyAddress(address) === null)) return;
+  const [first] = addresses;
+  const reason = classifyAddress(first)!;
+  const what = literal ? `${host} is not a public address (${reason})` : `${host} resolves to ${first}, not a public address (${reason})`;
+  const why = `${what}; endpoints must be reachable on the public internet (${SETTING}=1 allows private targets, for local development only)`;
+  throw validation(`Invalid url: ${why}.`, [{ path: 'body.url', message: why }]);
+}
+
+/** Why http:// is refused, naming the setting that allows it. */
+export const HTTPS_ONLY = `must start with https:// (http:// needs ${SETTING}=1, for local development only)`;
