@@ -5,7 +5,9 @@ import { ADMIN_COMMANDS } from './cli/admin.js';
 import { UsageError, output, parseFlags } from './cli/args.js';
 import { demoText } from './cli/demo-text.js';
 import { describeFailure } from './cli/failure.js';
-import { LISTEN_HELP, listen, listenOptions } from './cli/listen.js';
+import { connectionOf, CONNECTION_FLAGS } from './cli/connection.js';
+import { LISTEN_FLAGS, LISTEN_HELP, listen, listenOptions } from './cli/listen.js';
+import { TRIGGER_HELP, trigger, triggerText, triggerType } from './cli/trigger.js';
 import { serve } from './cli/serve.js';
 import { WORKER_HELP, runWorker } from './cli/worker.js';
 import { loadConfig } from './config.js';
@@ -21,6 +23,8 @@ Usage:
   svc migrate              apply database migrations
   svc demo [--json]        create a fresh demo organization, workspaces, users and credentials
   svc listen --forward-to URL  forward the live events of a running service to a local URL, signed
+                           (--forward TYPE=URL routes types to different URLs; --print-json prints them)
+  svc trigger TYPE         make a real change through the API that emits an event of TYPE (order.paid, ...)
   svc admin <command>      manage users, organizations, workspaces, members, keys, tokens and the master key
   svc <command> --help     help for one command
 
@@ -72,18 +76,21 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'listen') {
-    const flags = parseFlags(rest, {
-      'forward-to': { type: 'string' },
-      events: { type: 'string' },
-      'api-key': { type: 'string' },
-      'base-url': { type: 'string' },
-      workspace: { type: 'string' },
-      secret: { type: 'string' },
-    });
+    const flags = parseFlags(rest, LISTEN_FLAGS);
     if (flags.help) return void console.log(LISTEN_HELP);
     await listen(listenOptions(flags, process.env));
     // Stopped by a signal: connections kept alive for the next request must not hold the process.
     process.exit(0);
+  }
+  if (command === 'trigger') {
+    // The event type comes first: svc trigger order.paid [flags].
+    const [type, args] = rest[0]?.startsWith('-') ? [undefined, rest] : [rest[0], rest.slice(1)];
+    const flags = parseFlags(args, CONNECTION_FLAGS);
+    if (flags.help) return void console.log(TRIGGER_HELP);
+    const result = await trigger(triggerType(type), connectionOf(flags, process.env));
+    if (flags.json) output(true, result as unknown as Record<string, unknown>);
+    else process.stdout.write(triggerText(result));
+    return;
   }
   if (command === 'admin') {
     const [sub, ...args] = rest;

@@ -147,17 +147,89 @@ describe('svc listen', () => {
     expect(refused.stderr).not.toContain('svc_sk_');
     const badType = await runCli(['listen', '--forward-to', `${receiver.url}/x`, '--base-url', base, '--api-key', apiKey, '--events', 'nope.*'], {});
     expect(badType.code).toBe(1);
-    expect(badType.stderr).toMatch(/VALIDATION: .*product\.\*/);
-    for (const args of [[], ['--forward-to', 'not a url'], ['--forward-to', 'http://x', '--secret', 'nope'], ['--forward-to', 'http://x', '--bogus']]) {
+    expect(badType.stderr).toMatch(/^svc: the service refused the stream: VALIDATION: Invalid query: query\.type: must be one of: .*product\.\*.*\n$/);
+    // Refused before it was ready: no banner, no secret.
+    expect(badType.stdout).toBe('');
+    // A type of --forward that the stream's own filter does not cover is put to the service too.
+    const badRoute = await runCli(['listen', '--forward', `product.*=${receiver.url}/p`, '--forward', `invoice.*=${receiver.url}/i`, '--base-url', base, '--api-key', apiKey], {});
+    expect(badRoute.code).toBe(1);
+    expect(badRoute.stderr).toMatch(/^svc: the service refused the stream of invoice\.\* events: VALIDATION: Invalid query: query\.type: must be one of: .+\n$/);
+    expect(badRoute.stdout).toBe('');
+    for (const args of [[], ['--forward-to', 'not a url'], ['--forward-to', 'http://x', '--secret', 'nope'], ['--forward-to', 'http://x', '--bogus'], ['--forward', 'http://x'], ['--forward', 'order.*=ftp://x']]) {
       const wrong = await runCli(['listen', ...args], { SVC_API_KEY: apiKey });
       expect(wrong.code, args.join(' ')).toBe(2);
       expect(wrong.stderr).toMatch(/^svc: /);
     }
-    const noKey = await runCli(['listen', '--forward-to', 'http://127.0.0.1:1/x'], {});
+    const noKey = await runCli(['listen', '--forward-to', 'http://127.0.0.1:1/x'], { SVC_DATA_DIR: join(tmpdir(), 'svc-listen-nothing-here') });
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('SVC_API_KEY');
     const help = await runCli(['listen', '--help'], {});
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('svc listen --forward-to http://localhost:4242/webhooks');
+    expect(help.stdout).toContain("--forward 'order.*=http://localhost:4242/orders'");
+  }, 120_000);
+
+  it('routes types to different URLs with --forward, and prints each event with --print-json', async () => {
+    const other = await startReceiver();
+    try {
+      const router = await startCommand(
+        ['listen', '--forward', `product.*=${receiver.url}/products`, '--forward', `order.*=${other.url}/orders`, '--forward', `order.paid=${receiver.url}/paid`, '--base-url', base, '--api-key', apiKey, '--json'],
+        {},
+        /"ready":true/,
+      );
+      listeners.push(router);
+      const [ready] = lines(router);
+      expect(ready).toMatchObject({ ready: true, events: null, forwards: [{ events: 'product.*', url: `${receiver.url}/products` }, { events: 'order.*', url: `${other.url}/orders` }, { events: 'order.paid', url: `${receiver.url}/paid` }] });
+      const printer = await startCommand(['listen', '--print-json', '--events', 'order.*', '--base-url', base, '--api-key', apiKey], {}, /Ready! Printing order\.\* as JSON\. /);
+      listeners.push(printer);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+
+      const seen = receiver.requests.length;
+      const triggered = await runCli(['trigger', 'order.paid', '--base-url', base, '--api-key', apiKey, '--json'], {});
+      expect(triggered.code, triggered.stderr).toBe(0);
+      const { eventId, subject } = JSON.parse(triggered.stdout);
+      // product.created to the first URL, order.created and order.paid to the second, order.paid to the third too.
+      await other.waitFor(2, 30_000);
+      await receiver.waitFor(seen + 2, 30_000);
+      const webhook = new Webhook(ready.secret);
+      const got = (r: Receiver, from = 0) => r.requests.slice(from).map((req) => [req.url, (webhook.verify(req.body, req.flatHeaders) as { type: string }).type]);
+      expect(got(receiver, seen)).toEqual([['/products', 'product.created'], ['/paid', 'order.paid']]);
+      expect(got(other)).toEqual([['/orders', 'order.created'], ['/orders', 'order.paid']]);
+      await until(() => forwarded(router).length === 4, 'four lines');
+      expect(forwarded(router).filter((l) => l.id === eventId).map((l) => l.url).sort()).toEqual([`${other.url}/orders`, `${receiver.url}/paid`]);
+
+      // Standard output holds the events alone, byte for byte as the service stores them.
+      await until(() => printer.output().split('\n').length === 3, 'two printed events');
+      const printed = printer.output().trimEnd().split('\n');
+      expect(printed.map((line) => JSON.parse(line)).map((e) => [e.type, e.subject.id])).toEqual([['order.created', subject.id], ['order.paid', subject.id]]);
+      expect(printed[1]).toBe(await (await fetch(`${base}/v1/events/${eventId}`, { headers: { authorization: `Bearer ${apiKey}` } })).text());
+      expect(printer.errors()).toMatch(/^Ready! Printing order\.\* as JSON\. Your webhook signing secret is whsec_\S+ \(Ctrl-C to quit\)\n$/);
+      expect(await router.stop()).toBe(0);
+      expect(await printer.stop()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  }, 120_000);
+
+  it('says it cannot reach the service and retries, and is ready only once the stream is accepted', async () => {
+    const late = new TcpProxy(Number(new URL(base).port));
+    late.port = await freePort();
+    const at = `http://127.0.0.1:${late.port}`;
+    const listener = await startCommand(['listen', '--forward-to', `${receiver.url}/late`, '--base-url', at, '--api-key', apiKey], {}, /Cannot reach/);
+    listeners.push(listener);
+    try {
+      expect(listener.errors().split('\n')[0]).toBe(`Cannot reach ${at} (ECONNREFUSED), retrying in 0.5 s`);
+      expect(listener.output()).toBe('');
+      await late.start();
+      await until(() => listener.output().startsWith('Ready! Forwarding every event to '), 'the banner', 30_000);
+      expect(listener.errors()).not.toContain('Lost the stream');
+      const seen = receiver.requests.length;
+      const id = await create('Once ready');
+      await receiver.waitFor(seen + 1, 30_000);
+      expect((JSON.parse(receiver.requests[seen].body) as { subject: { id: string } }).subject.id).toBe(id);
+      expect(await listener.stop()).toBe(0);
+    } finally {
+      await late.stop();
+    }
   }, 120_000);
 });

@@ -85,7 +85,7 @@ export function startServer(args: string[], env: Record<string, string>, ready =
   return startCommand(['serve', ...args], env, ready, timeoutMs);
 }
 
-/** Starts `svc <args>` (a command that keeps running) and resolves once its output matches `ready`. */
+/** Starts `svc <args>` (a command that keeps running) and resolves once its stdout or stderr matches `ready`. */
 export function startCommand(args: string[], env: Record<string, string>, ready: RegExp, timeoutMs = 90_000): Promise<Server> {
   const child: ChildProcess = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -106,13 +106,19 @@ export function startCommand(args: string[], env: Record<string, string>, ready:
       child.kill('SIGKILL');
       reject(new Error(`svc ${args[0]} did not start within ${timeoutMs} ms: ${stdout}\n${stderr}`));
     }, timeoutMs);
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk;
-      if (ready.test(stdout)) {
+    const check = () => {
+      if (ready.test(stdout) || ready.test(stderr)) {
         clearTimeout(timer);
         resolve(server);
       }
+    };
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk;
+      check();
+    });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk;
+      check();
     });
     void exited.then((code) => {
       clearTimeout(timer);
