@@ -30,7 +30,7 @@ type Operation = {
 };
 type Doc = {
   openapi: string;
-  info: { title: string; version: string; license?: { name: string; identifier?: string } };
+  info: { title: string; version: string; license?: { name: string; identifier?: string }; contact?: { name: string; url: string } };
   servers: { url: string }[];
   tags: { name: string; description: string }[];
   paths: Record<string, Record<string, Operation>>;
@@ -57,11 +57,12 @@ describe('GET /openapi.json', () => {
   });
   afterAll(() => t.close());
 
-  it('is an OpenAPI 3.1.0 document with bearer security, its server from SVC_PUBLIC_URL and a licence, served without a credential', () => {
+  it('is an OpenAPI 3.1.0 document with bearer security, its server from SVC_PUBLIC_URL, a licence and a contact, served without a credential', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.title).toBeTruthy();
     expect(doc.info.version).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
     expect(doc.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(doc.info.contact).toEqual({ name: 'The operators of this service', url: `${PUBLIC_URL}/docs` });
     expect(doc.servers).toEqual([{ url: PUBLIC_URL, description: expect.any(String) }]);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.security).toEqual([{ bearer: [] }]);
@@ -147,7 +148,7 @@ describe('GET /openapi.json', () => {
       if (method === 'GET') expect(statuses, at).not.toContain('415');
       for (const status of statuses) {
         const response = op.responses[status];
-        expect(response.content?.['application/json']?.schema, `${at} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+        expect(response.content?.['application/json']?.schema, `${at} ${status}`).toEqual({ $ref: '#/components/schemas/ErrorResponse' });
         const codes = Object.entries(ERROR_STATUS).filter(([, s]) => String(s) === status).map(([code]) => code);
         expect(codes.some((code) => response.description?.includes(`${code}: `)), `${at} ${status}: ${response.description}`).toBe(true);
         expect(response.headers, `${at} ${status}`).toHaveProperty('Request-Id');
@@ -177,7 +178,7 @@ describe('GET /openapi.json', () => {
       expect(op.responses['200']?.headers ?? {}, `${method} ${path}`).not.toHaveProperty('Idempotent-Replayed');
     }
     expect(errorStatuses(doc.paths['/v1/me'].get)).toEqual(['400', '401', '429', '500', '503']);
-    const error = doc.components.schemas.Error;
+    const error = doc.components.schemas.ErrorResponse;
     expect(error.properties.error.required).toEqual(expect.arrayContaining(['code', 'message', 'requestId']));
     const codes = error.properties.error.properties.code.anyOf.map((c: { const?: string; enum?: string[] }) => c.const ?? c.enum?.[0]);
     expect(codes.sort()).toEqual(Object.keys(ERROR_STATUS).sort());

@@ -46,6 +46,13 @@ describe('validation messages', () => {
     ['POST', () => '/v1/products', { name: 'x', price: { amount: 1 } }, 'Invalid body: body.price.currency: "price.currency" is required.'],
     ['POST', () => '/v1/products', { name: 'x', price: { amount: 1, currency: 'USD', tax: 1 } }, 'Invalid body: body.price.tax: unknown field "price.tax".'],
     ['POST', () => '/v1/products', { name: 'x', price: 'free' }, 'Invalid body: body.price: must be an object or null.'],
+    ['POST', () => '/v1/products', { name: 'x', price: { amount: 1, currency: 'XYZ' } }, 'Invalid body: body.price.currency: must be an ISO 4217 currency code such as USD, EUR or JPY (upper case).'],
+    [
+      'POST',
+      () => '/v1/webhooks/endpoints',
+      { url: 'https://user:pw@hooks.example.com/a', subscribedEvents: ['order.*'] },
+      'Invalid body: body.url: must be an absolute URL of the form https://host/path, without spaces, control characters, user name or password.',
+    ],
     ['POST', () => '/v1/products', { name: 'x', description: 5 }, 'Invalid body: body.description: must be a string or null.'],
     ['POST', () => '/v1/products', { name: 'x', description: 'y'.repeat(2001) }, 'Invalid body: body.description: must be at most 2000 characters long.'],
     ['POST', () => '/v1/products', { name: '' }, 'Invalid body: body.name: must not be empty.'],

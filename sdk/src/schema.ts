@@ -7,7 +7,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The calling user and credential */
+        /**
+         * The calling user and credential
+         * @description Any credential: an API key or a personal access token.
+         */
         get: operations["getMe"];
         put?: never;
         post?: never;
@@ -24,7 +27,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Organizations of the caller (a small set: both page URLs null) */
+        /**
+         * Organizations of the caller (a small set: both page URLs null)
+         * @description Any credential: an API key or a personal access token.
+         */
         get: operations["listOrganizations"];
         put?: never;
         post?: never;
@@ -41,7 +47,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Workspaces of the caller (a small set: both page URLs null) */
+        /**
+         * Workspaces of the caller (a small set: both page URLs null)
+         * @description Any credential: an API key or a personal access token.
+         */
         get: operations["listWorkspaces"];
         put?: never;
         post?: never;
@@ -58,42 +67,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The calling token's user's notifications, in every workspace, newest first (personal access tokens only) */
+        /**
+         * The calling token's user's notifications, in every workspace, newest first (personal access tokens only)
+         * @description A personal access token (or a dashboard session) acting as its user; an API key gets 403.
+         */
         get: operations["listNotifications"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/notifications/types": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The catalog of notification types a user can receive (a small set: both page URLs null) */
-        get: operations["listNotificationTypes"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/notifications/push-key": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The service's Web Push (VAPID) public key, to subscribe a browser with (personal access tokens only) */
-        get: operations["getPushKey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -111,44 +89,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark one of the calling token's user's notifications read (again: no change) */
+        /**
+         * Mark one of the calling token's user's notifications read (again: no change)
+         * @description A personal access token (or a dashboard session) acting as its user; an API key gets 403.
+         */
         post: operations["markNotificationRead"];
         delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/me/push-devices": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The calling token's user's push devices, oldest first (a small set: both page URLs null) */
-        get: operations["listPushDevices"];
-        put?: never;
-        /** Register a browser's Web Push subscription: every notification of the user is pushed to it too (a subscription registered already keeps its id, with its keys and name updated; at most 20) */
-        post: operations["createPushDevice"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/me/push-devices/{deviceId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Remove one of the calling token's user's push devices: nothing more is pushed to it */
-        delete: operations["deletePushDevice"];
         options?: never;
         head?: never;
         patch?: never;
@@ -163,7 +109,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange a one-time sign-in code for a session token (no credential needed) */
+        /**
+         * Exchange a one-time sign-in code for a session token (no credential needed)
+         * @description Takes no credential.
+         */
         post: operations["createDashboardSession"];
         delete?: never;
         options?: never;
@@ -181,7 +130,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Sign out: revoke the calling session token (only a token a sign-in link gave) */
+        /**
+         * Sign out: revoke the calling session token (only a token a sign-in link gave)
+         * @description A personal access token (or a dashboard session) acting as its user; an API key gets 403.
+         */
         delete: operations["deleteDashboardSession"];
         options?: never;
         head?: never;
@@ -195,10 +147,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List products, newest first */
+        /**
+         * List products, newest first
+         * @description Needs `workspace:products:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listProducts"];
         put?: never;
-        /** Create a product */
+        /**
+         * Create a product
+         * @description Emits `product.created`.
+         *
+         *     Needs `workspace:products:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["createProduct"];
         delete?: never;
         options?: never;
@@ -213,15 +173,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a product (404 once deleted) */
+        /**
+         * Retrieve a product (404 once deleted)
+         * @description Needs `workspace:products:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getProduct"];
         put?: never;
         post?: never;
-        /** Delete a product; its events stay readable */
+        /**
+         * Delete a product; its events stay readable
+         * @description Emits `product.deleted`; orders keep their snapshot of the product.
+         *
+         *     Needs `workspace:products:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         delete: operations["deleteProduct"];
         options?: never;
         head?: never;
-        /** Update a product */
+        /**
+         * Update a product
+         * @description Emits `product.updated`; `metadata` replaces the whole map, null clears `description` or `price`.
+         *
+         *     Needs `workspace:products:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         patch: operations["updateProduct"];
         trace?: never;
     };
@@ -232,10 +205,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List orders, newest first, with filters */
+        /**
+         * List orders, newest first, with filters
+         * @description Needs `workspace:orders:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listOrders"];
         put?: never;
-        /** Create an order from products of the workspace, snapshotting their names and prices */
+        /**
+         * Create an order from products of the workspace, snapshotting their names and prices
+         * @description Emits `order.created`. Each product must exist in the workspace, be active and have a price, and all prices must share one currency; otherwise 400 naming the line item. The order starts `pending`.
+         *
+         *     Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["createOrder"];
         delete?: never;
         options?: never;
@@ -250,14 +231,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve an order with its line items */
+        /**
+         * Retrieve an order with its line items
+         * @description Needs `workspace:orders:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getOrder"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Update an order's metadata or customer e-mail (event order.updated) */
+        /**
+         * Update an order's metadata or customer e-mail (event order.updated)
+         * @description Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         patch: operations["updateOrder"];
         trace?: never;
     };
@@ -270,7 +257,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark a pending order paid (event order.paid; 409 INVALID_STATE from any other status) */
+        /**
+         * Mark a pending order paid (event order.paid; 409 INVALID_STATE from any other status)
+         * @description Emits `order.paid`. From any other status: 409 `INVALID_STATE`, whose message names the current status and the actions allowed from it.
+         *
+         *     Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["payOrder"];
         delete?: never;
         options?: never;
@@ -287,7 +279,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark a paid order fulfilled (event order.fulfilled; 409 INVALID_STATE from any other status) */
+        /**
+         * Mark a paid order fulfilled (event order.fulfilled; 409 INVALID_STATE from any other status)
+         * @description Emits `order.fulfilled`. From any other status: 409 `INVALID_STATE`, whose message names the current status and the actions allowed from it.
+         *
+         *     Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["fulfillOrder"];
         delete?: never;
         options?: never;
@@ -304,7 +301,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a pending order (event order.canceled; 409 INVALID_STATE from any other status) */
+        /**
+         * Cancel a pending order (event order.canceled; 409 INVALID_STATE from any other status)
+         * @description Emits `order.canceled`. From any other status: 409 `INVALID_STATE`, whose message names the current status and the actions allowed from it.
+         *
+         *     Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["cancelOrder"];
         delete?: never;
         options?: never;
@@ -321,7 +323,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refund a paid or fulfilled order (event order.refunded; 409 INVALID_STATE from any other status) */
+        /**
+         * Refund a paid or fulfilled order (event order.refunded; 409 INVALID_STATE from any other status)
+         * @description Emits `order.refunded`. From any other status: 409 `INVALID_STATE`, whose message names the current status and the actions allowed from it.
+         *
+         *     Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["refundOrder"];
         delete?: never;
         options?: never;
@@ -336,7 +343,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List events, newest first */
+        /**
+         * List events, newest first
+         * @description Needs `workspace:events:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listEvents"];
         put?: never;
         post?: never;
@@ -353,7 +363,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve an event, byte-identical to the webhook body */
+        /**
+         * Retrieve an event, byte-identical to the webhook body
+         * @description Needs `workspace:events:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -377,15 +390,16 @@ export interface paths {
          *     `GET /events/{eventId}` serves it and webhooks deliver it. Lines starting with `:` are comments: one
          *     is sent every 15 seconds (SVC_STREAM_KEEPALIVE) so that idle connections stay open.
          *
-         *     Events arrive in the order in which they committed, each once: an event is sent after every event
-         *     that committed before it, whatever its time says and whichever process wrote it. Without a resume
+         *     Events arrive in the order of the event log (creation time, then id), each once. Without a resume
          *     point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every
          *     event after that one, then goes on live, so a client that reconnects with the last id it received
-         *     misses nothing and receives nothing twice. An id that names no event of the workspace is a 400
-         *     (see docs/events-stream.md).
+         *     misses nothing and receives nothing twice. An event is sent once no write still in progress can add
+         *     an older one (see docs/events-stream.md), so a stream never skips an event that commits late.
          *
          *     The stream counts as one request against the rate limit. It ends when the server stops or the
          *     credential is revoked; reconnect with `Last-Event-ID`.
+         *
+         *     Needs `workspace:events:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -403,10 +417,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook endpoints, newest first; expand=stats adds each one's last 24 hours */
+        /**
+         * List webhook endpoints, newest first
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listWebhookEndpoints"];
         put?: never;
-        /** Create a webhook endpoint (the signing secret is returned once) */
+        /**
+         * Create a webhook endpoint (the signing secret is returned once)
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
@@ -421,7 +441,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The catalog of event types valid in subscribedEvents (a small set: both page URLs null) */
+        /**
+         * The catalog of event types valid in subscribedEvents (a small set: both page URLs null)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listEventTypes"];
         put?: never;
         post?: never;
@@ -438,15 +461,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a webhook endpoint (without its secret) */
+        /**
+         * Retrieve a webhook endpoint (without its secret)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint; queued deliveries become disabled, the delivery history stays */
+        /**
+         * Delete a webhook endpoint; queued deliveries become disabled, the delivery history stays
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
-        /** Update a webhook endpoint; active false pauses it, active true re-enables it */
+        /**
+         * Update a webhook endpoint; active false pauses it, active true re-enables it
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
@@ -457,7 +489,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An endpoint's attempts over the last hour, day or week: counts, success rate, latency percentiles and a time series */
+        /**
+         * An endpoint's attempts over the last hour, day or week: counts, success rate, latency percentiles and a time series
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getEndpointStats"];
         put?: never;
         post?: never;
@@ -476,7 +511,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a new signing secret; the previous one keeps signing for 24 hours */
+        /**
+         * Issue a new signing secret; the previous one keeps signing for 24 hours
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
         options?: never;
@@ -493,7 +531,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Queue a webhook.ping delivery to this endpoint (409 when it is not active) */
+        /**
+         * Queue a webhook.ping delivery to this endpoint (409 when it is not active)
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["sendWebhookTestEvent"];
         delete?: never;
         options?: never;
@@ -508,7 +549,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook deliveries, newest first, with filters */
+        /**
+         * List webhook deliveries, newest first, with filters
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -525,7 +569,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a delivery with its request and last response */
+        /**
+         * Retrieve a delivery with its request and last response
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getWebhookDelivery"];
         put?: never;
         post?: never;
@@ -542,7 +589,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a delivery's attempts, newest first, each with its request headers and response */
+        /**
+         * List a delivery's attempts, newest first, each with its request headers and response
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listDeliveryAttempts"];
         put?: never;
         post?: never;
@@ -561,7 +611,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Queue a new delivery with the same body (409 when the endpoint is not active) */
+        /**
+         * Queue a new delivery with the same body (409 when the endpoint is not active)
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["replayWebhookDelivery"];
         delete?: never;
         options?: never;
@@ -578,7 +631,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replay an endpoint's failed and disabled deliveries of a time window, in the background (dryRun: count them) */
+        /**
+         * Replay an endpoint's failed and disabled deliveries of a time window, in the background (dryRun: count them)
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
         options?: never;
@@ -593,7 +649,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a recovery and its progress (replayed of count; status completed once done) */
+        /**
+         * Retrieve a recovery and its progress (replayed of count; status completed once done)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getWebhookRecovery"];
         put?: never;
         post?: never;
@@ -610,7 +669,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List an endpoint's recoveries, newest first */
+        /**
+         * List an endpoint's recoveries, newest first
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listWebhookRecoveries"];
         put?: never;
         post?: never;
@@ -627,10 +689,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List products, newest first (workspace in the path) */
+        /**
+         * List products, newest first (workspace in the path)
+         * @description Needs `workspace:products:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listProductsInWorkspace"];
         put?: never;
-        /** Create a product (workspace in the path) */
+        /**
+         * Create a product (workspace in the path)
+         * @description Emits `product.created`.
+         *
+         *     Needs `workspace:products:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["createProductInWorkspace"];
         delete?: never;
         options?: never;
@@ -645,15 +715,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a product (404 once deleted) (workspace in the path) */
+        /**
+         * Retrieve a product (404 once deleted) (workspace in the path)
+         * @description Needs `workspace:products:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getProductInWorkspace"];
         put?: never;
         post?: never;
-        /** Delete a product; its events stay readable (workspace in the path) */
+        /**
+         * Delete a product; its events stay readable (workspace in the path)
+         * @description Emits `product.deleted`; orders keep their snapshot of the product.
+         *
+         *     Needs `workspace:products:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         delete: operations["deleteProductInWorkspace"];
         options?: never;
         head?: never;
-        /** Update a product (workspace in the path) */
+        /**
+         * Update a product (workspace in the path)
+         * @description Emits `product.updated`; `metadata` replaces the whole map, null clears `description` or `price`.
+         *
+         *     Needs `workspace:products:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         patch: operations["updateProductInWorkspace"];
         trace?: never;
     };
@@ -664,10 +747,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List orders, newest first, with filters (workspace in the path) */
+        /**
+         * List orders, newest first, with filters (workspace in the path)
+         * @description Needs `workspace:orders:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listOrdersInWorkspace"];
         put?: never;
-        /** Create an order from products of the workspace, snapshotting their names and prices (workspace in the path) */
+        /**
+         * Create an order from products of the workspace, snapshotting their names and prices (workspace in the path)
+         * @description Emits `order.created`. Each product must exist in the workspace, be active and have a price, and all prices must share one currency; otherwise 400 naming the line item. The order starts `pending`.
+         *
+         *     Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["createOrderInWorkspace"];
         delete?: never;
         options?: never;
@@ -682,14 +773,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve an order with its line items (workspace in the path) */
+        /**
+         * Retrieve an order with its line items (workspace in the path)
+         * @description Needs `workspace:orders:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getOrderInWorkspace"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Update an order's metadata or customer e-mail (event order.updated) (workspace in the path) */
+        /**
+         * Update an order's metadata or customer e-mail (event order.updated) (workspace in the path)
+         * @description Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         patch: operations["updateOrderInWorkspace"];
         trace?: never;
     };
@@ -702,7 +799,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark a pending order paid (event order.paid; 409 INVALID_STATE from any other status) (workspace in the path) */
+        /**
+         * Mark a pending order paid (event order.paid; 409 INVALID_STATE from any other status) (workspace in the path)
+         * @description Emits `order.paid`. From any other status: 409 `INVALID_STATE`, whose message names the current status and the actions allowed from it.
+         *
+         *     Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["payOrderInWorkspace"];
         delete?: never;
         options?: never;
@@ -719,7 +821,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark a paid order fulfilled (event order.fulfilled; 409 INVALID_STATE from any other status) (workspace in the path) */
+        /**
+         * Mark a paid order fulfilled (event order.fulfilled; 409 INVALID_STATE from any other status) (workspace in the path)
+         * @description Emits `order.fulfilled`. From any other status: 409 `INVALID_STATE`, whose message names the current status and the actions allowed from it.
+         *
+         *     Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["fulfillOrderInWorkspace"];
         delete?: never;
         options?: never;
@@ -736,7 +843,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a pending order (event order.canceled; 409 INVALID_STATE from any other status) (workspace in the path) */
+        /**
+         * Cancel a pending order (event order.canceled; 409 INVALID_STATE from any other status) (workspace in the path)
+         * @description Emits `order.canceled`. From any other status: 409 `INVALID_STATE`, whose message names the current status and the actions allowed from it.
+         *
+         *     Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["cancelOrderInWorkspace"];
         delete?: never;
         options?: never;
@@ -753,7 +865,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refund a paid or fulfilled order (event order.refunded; 409 INVALID_STATE from any other status) (workspace in the path) */
+        /**
+         * Refund a paid or fulfilled order (event order.refunded; 409 INVALID_STATE from any other status) (workspace in the path)
+         * @description Emits `order.refunded`. From any other status: 409 `INVALID_STATE`, whose message names the current status and the actions allowed from it.
+         *
+         *     Needs `workspace:orders:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["refundOrderInWorkspace"];
         delete?: never;
         options?: never;
@@ -768,7 +885,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List events, newest first (workspace in the path) */
+        /**
+         * List events, newest first (workspace in the path)
+         * @description Needs `workspace:events:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listEventsInWorkspace"];
         put?: never;
         post?: never;
@@ -785,7 +905,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve an event, byte-identical to the webhook body (workspace in the path) */
+        /**
+         * Retrieve an event, byte-identical to the webhook body (workspace in the path)
+         * @description Needs `workspace:events:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getEventInWorkspace"];
         put?: never;
         post?: never;
@@ -809,15 +932,16 @@ export interface paths {
          *     `GET /events/{eventId}` serves it and webhooks deliver it. Lines starting with `:` are comments: one
          *     is sent every 15 seconds (SVC_STREAM_KEEPALIVE) so that idle connections stay open.
          *
-         *     Events arrive in the order in which they committed, each once: an event is sent after every event
-         *     that committed before it, whatever its time says and whichever process wrote it. Without a resume
+         *     Events arrive in the order of the event log (creation time, then id), each once. Without a resume
          *     point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every
          *     event after that one, then goes on live, so a client that reconnects with the last id it received
-         *     misses nothing and receives nothing twice. An id that names no event of the workspace is a 400
-         *     (see docs/events-stream.md).
+         *     misses nothing and receives nothing twice. An event is sent once no write still in progress can add
+         *     an older one (see docs/events-stream.md), so a stream never skips an event that commits late.
          *
          *     The stream counts as one request against the rate limit. It ends when the server stops or the
          *     credential is revoked; reconnect with `Last-Event-ID`.
+         *
+         *     Needs `workspace:events:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
          */
         get: operations["streamEventsInWorkspace"];
         put?: never;
@@ -835,10 +959,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook endpoints, newest first; expand=stats adds each one's last 24 hours (workspace in the path) */
+        /**
+         * List webhook endpoints, newest first (workspace in the path)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listWebhookEndpointsInWorkspace"];
         put?: never;
-        /** Create a webhook endpoint (the signing secret is returned once) (workspace in the path) */
+        /**
+         * Create a webhook endpoint (the signing secret is returned once) (workspace in the path)
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["createWebhookEndpointInWorkspace"];
         delete?: never;
         options?: never;
@@ -853,7 +983,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The catalog of event types valid in subscribedEvents (a small set: both page URLs null) (workspace in the path) */
+        /**
+         * The catalog of event types valid in subscribedEvents (a small set: both page URLs null) (workspace in the path)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listEventTypesInWorkspace"];
         put?: never;
         post?: never;
@@ -870,15 +1003,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a webhook endpoint (without its secret) (workspace in the path) */
+        /**
+         * Retrieve a webhook endpoint (without its secret) (workspace in the path)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getWebhookEndpointInWorkspace"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint; queued deliveries become disabled, the delivery history stays (workspace in the path) */
+        /**
+         * Delete a webhook endpoint; queued deliveries become disabled, the delivery history stays (workspace in the path)
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         delete: operations["deleteWebhookEndpointInWorkspace"];
         options?: never;
         head?: never;
-        /** Update a webhook endpoint; active false pauses it, active true re-enables it (workspace in the path) */
+        /**
+         * Update a webhook endpoint; active false pauses it, active true re-enables it (workspace in the path)
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         patch: operations["updateWebhookEndpointInWorkspace"];
         trace?: never;
     };
@@ -889,7 +1031,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An endpoint's attempts over the last hour, day or week: counts, success rate, latency percentiles and a time series (workspace in the path) */
+        /**
+         * An endpoint's attempts over the last hour, day or week: counts, success rate, latency percentiles and a time series (workspace in the path)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getEndpointStatsInWorkspace"];
         put?: never;
         post?: never;
@@ -908,7 +1053,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a new signing secret; the previous one keeps signing for 24 hours (workspace in the path) */
+        /**
+         * Issue a new signing secret; the previous one keeps signing for 24 hours (workspace in the path)
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["rotateWebhookEndpointSecretInWorkspace"];
         delete?: never;
         options?: never;
@@ -925,7 +1073,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Queue a webhook.ping delivery to this endpoint (409 when it is not active) (workspace in the path) */
+        /**
+         * Queue a webhook.ping delivery to this endpoint (409 when it is not active) (workspace in the path)
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["sendWebhookTestEventInWorkspace"];
         delete?: never;
         options?: never;
@@ -940,7 +1091,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook deliveries, newest first, with filters (workspace in the path) */
+        /**
+         * List webhook deliveries, newest first, with filters (workspace in the path)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listWebhookDeliveriesInWorkspace"];
         put?: never;
         post?: never;
@@ -957,7 +1111,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a delivery with its request and last response (workspace in the path) */
+        /**
+         * Retrieve a delivery with its request and last response (workspace in the path)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getWebhookDeliveryInWorkspace"];
         put?: never;
         post?: never;
@@ -974,7 +1131,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a delivery's attempts, newest first, each with its request headers and response (workspace in the path) */
+        /**
+         * List a delivery's attempts, newest first, each with its request headers and response (workspace in the path)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listDeliveryAttemptsInWorkspace"];
         put?: never;
         post?: never;
@@ -993,7 +1153,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Queue a new delivery with the same body (409 when the endpoint is not active) (workspace in the path) */
+        /**
+         * Queue a new delivery with the same body (409 when the endpoint is not active) (workspace in the path)
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["replayWebhookDeliveryInWorkspace"];
         delete?: never;
         options?: never;
@@ -1010,7 +1173,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replay an endpoint's failed and disabled deliveries of a time window, in the background (dryRun: count them) (workspace in the path) */
+        /**
+         * Replay an endpoint's failed and disabled deliveries of a time window, in the background (dryRun: count them) (workspace in the path)
+         * @description Needs `workspace:developer:write` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner or Admin.
+         */
         post: operations["recoverWebhookDeliveriesInWorkspace"];
         delete?: never;
         options?: never;
@@ -1025,7 +1191,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a recovery and its progress (replayed of count; status completed once done) (workspace in the path) */
+        /**
+         * Retrieve a recovery and its progress (replayed of count; status completed once done) (workspace in the path)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["getWebhookRecoveryInWorkspace"];
         put?: never;
         post?: never;
@@ -1042,7 +1211,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List an endpoint's recoveries, newest first (workspace in the path) */
+        /**
+         * List an endpoint's recoveries, newest first (workspace in the path)
+         * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
+         */
         get: operations["listWebhookRecoveriesInWorkspace"];
         put?: never;
         post?: never;
@@ -1059,10 +1231,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List API keys of the workspace */
+        /**
+         * List API keys of the workspace
+         * @description Needs `workspace:api_keys:manage` in the workspace: a personal access token of a workspace Owner or Admin (API keys cannot).
+         */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key (the key is returned once) */
+        /**
+         * Create an API key (the key is returned once)
+         * @description Needs `workspace:api_keys:manage` in the workspace: a personal access token of a workspace Owner or Admin (API keys cannot).
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -1080,7 +1258,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an API key, effective immediately */
+        /**
+         * Revoke an API key, effective immediately
+         * @description Needs `workspace:api_keys:manage` in the workspace: a personal access token of a workspace Owner or Admin (API keys cannot).
+         */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
@@ -1335,29 +1516,50 @@ export interface webhooks {
 export interface components {
     schemas: {
         /** @description The error envelope of every 4xx and 5xx response. */
-        Error: {
+        ErrorResponse: {
             error: {
                 code: "VALIDATION" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "ENDPOINT_INACTIVE" | "INVALID_STATE" | "IDEMPOTENCY_IN_PROGRESS" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_MISMATCH" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                /** @example Invalid body: body.price.currency: must be an ISO 4217 currency code such as USD, EUR or JPY (upper case). */
                 message: string;
+                /** @example req_01jq2m9h4w8a2e6j0n4r8v2y6c */
                 requestId: string;
                 details?: {
+                    /** @example body.price.currency */
                     path: string;
+                    /** @example must be an ISO 4217 currency code such as USD, EUR or JPY (upper case) */
                     message: string;
                 }[];
             };
         };
         Product: {
-            /** @description prd_... */
+            /**
+             * @description prd_...
+             * @example prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+             */
             id: string;
+            /** @example Espresso beans, 1 kg */
             name: string;
             description: string | null;
             price: {
-                /** @description Integer amount in minor units (cents). */
+                /**
+                 * Format: int64
+                 * @description Integer amount in minor units (cents).
+                 * @example 2400
+                 */
                 amount: number;
-                /** @description ISO 4217 code, upper case (USD, EUR, JPY). */
+                /**
+                 * @description ISO 4217 code, upper case (USD, EUR, JPY), of the ones the service accepts (the pattern lists them).
+                 * @example EUR
+                 */
                 currency: string;
             } | null;
             active: boolean;
+            /**
+             * @example {
+             *       "sku": "ESP-1KG",
+             *       "roast": "medium"
+             *     }
+             */
             metadata: {
                 [key: string]: string;
             };
@@ -1368,27 +1570,57 @@ export interface components {
         };
         /** @description A line of an order: a snapshot of its product taken at creation, which later product changes do not touch. */
         OrderLineItem: {
-            /** @description prd_... of the product; it may since have changed or been deleted. */
+            /**
+             * @description prd_... of the product; it may since have changed or been deleted.
+             * @example prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+             */
             productId: string;
-            /** @description The product's name when the order was created. */
+            /**
+             * @description The product's name when the order was created.
+             * @example Espresso beans, 1 kg
+             */
             name: string;
-            /** @description The product's price when the order was created, in minor units. */
+            /**
+             * Format: int64
+             * @description The product's price when the order was created, in minor units.
+             * @example 2400
+             */
             unitAmount: number;
+            /** @example 2 */
             quantity: number;
-            /** @description unitAmount × quantity, in minor units. */
+            /**
+             * Format: int64
+             * @description unitAmount × quantity, in minor units.
+             * @example 4800
+             */
             amount: number;
         };
         /** @description An order of products of the workspace. Orders are never deleted. */
         Order: {
-            /** @description ord_... */
+            /**
+             * @description ord_...
+             * @example ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+             */
             id: string;
             /** @description pending: created, not paid; paid; fulfilled: paid and shipped or delivered; canceled: never paid; refunded: paid, then refunded. */
             status: "pending" | "paid" | "fulfilled" | "canceled" | "refunded";
-            /** @description ISO 4217 code shared by every line item. */
+            /**
+             * @description ISO 4217 code shared by every line item.
+             * @example EUR
+             */
             currency: string;
-            /** @description Sum of the line items' amounts, in minor units. */
+            /**
+             * Format: int64
+             * @description Sum of the line items' amounts, in minor units.
+             * @example 4800
+             */
             amountTotal: number;
             customerEmail: string | null;
+            /**
+             * @example {
+             *       "channel": "web"
+             *     }
+             */
             metadata: {
                 [key: string]: string;
             };
@@ -1419,7 +1651,10 @@ export interface components {
          * @description A product was created.
          */
         ProductCreatedEvent: {
-            /** @description evt_... */
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             id: string;
             /** @enum {string} */
             type: "product.created";
@@ -1430,11 +1665,17 @@ export interface components {
             created: string;
             /** @description The resource the event is about. */
             subject: {
-                /** @description Id of the resource. */
+                /**
+                 * @description Id of the resource.
+                 * @example prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+                 */
                 id: string;
                 /** @enum {string} */
                 type: "product";
-                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/products/prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+                 */
                 url: string;
             };
         };
@@ -1443,7 +1684,10 @@ export interface components {
          * @description A product was updated.
          */
         ProductUpdatedEvent: {
-            /** @description evt_... */
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             id: string;
             /** @enum {string} */
             type: "product.updated";
@@ -1454,11 +1698,17 @@ export interface components {
             created: string;
             /** @description The resource the event is about. */
             subject: {
-                /** @description Id of the resource. */
+                /**
+                 * @description Id of the resource.
+                 * @example prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+                 */
                 id: string;
                 /** @enum {string} */
                 type: "product";
-                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/products/prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+                 */
                 url: string;
             };
         };
@@ -1467,7 +1717,10 @@ export interface components {
          * @description A product was deleted; fetching it now returns 404.
          */
         ProductDeletedEvent: {
-            /** @description evt_... */
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             id: string;
             /** @enum {string} */
             type: "product.deleted";
@@ -1478,11 +1731,17 @@ export interface components {
             created: string;
             /** @description The resource the event is about. */
             subject: {
-                /** @description Id of the resource. */
+                /**
+                 * @description Id of the resource.
+                 * @example prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+                 */
                 id: string;
                 /** @enum {string} */
                 type: "product";
-                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/products/prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+                 */
                 url: string;
             };
         };
@@ -1491,7 +1750,10 @@ export interface components {
          * @description An order was created (status pending).
          */
         OrderCreatedEvent: {
-            /** @description evt_... */
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             id: string;
             /** @enum {string} */
             type: "order.created";
@@ -1502,11 +1764,17 @@ export interface components {
             created: string;
             /** @description The resource the event is about. */
             subject: {
-                /** @description Id of the resource. */
+                /**
+                 * @description Id of the resource.
+                 * @example ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 id: string;
                 /** @enum {string} */
                 type: "order";
-                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/orders/ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 url: string;
             };
         };
@@ -1515,7 +1783,10 @@ export interface components {
          * @description An order's metadata or customer e-mail changed.
          */
         OrderUpdatedEvent: {
-            /** @description evt_... */
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             id: string;
             /** @enum {string} */
             type: "order.updated";
@@ -1526,11 +1797,17 @@ export interface components {
             created: string;
             /** @description The resource the event is about. */
             subject: {
-                /** @description Id of the resource. */
+                /**
+                 * @description Id of the resource.
+                 * @example ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 id: string;
                 /** @enum {string} */
                 type: "order";
-                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/orders/ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 url: string;
             };
         };
@@ -1539,7 +1816,10 @@ export interface components {
          * @description An order was paid (pending to paid).
          */
         OrderPaidEvent: {
-            /** @description evt_... */
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             id: string;
             /** @enum {string} */
             type: "order.paid";
@@ -1550,11 +1830,17 @@ export interface components {
             created: string;
             /** @description The resource the event is about. */
             subject: {
-                /** @description Id of the resource. */
+                /**
+                 * @description Id of the resource.
+                 * @example ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 id: string;
                 /** @enum {string} */
                 type: "order";
-                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/orders/ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 url: string;
             };
         };
@@ -1563,7 +1849,10 @@ export interface components {
          * @description An order was fulfilled (paid to fulfilled).
          */
         OrderFulfilledEvent: {
-            /** @description evt_... */
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             id: string;
             /** @enum {string} */
             type: "order.fulfilled";
@@ -1574,11 +1863,17 @@ export interface components {
             created: string;
             /** @description The resource the event is about. */
             subject: {
-                /** @description Id of the resource. */
+                /**
+                 * @description Id of the resource.
+                 * @example ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 id: string;
                 /** @enum {string} */
                 type: "order";
-                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/orders/ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 url: string;
             };
         };
@@ -1587,7 +1882,10 @@ export interface components {
          * @description An order was canceled (pending to canceled).
          */
         OrderCanceledEvent: {
-            /** @description evt_... */
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             id: string;
             /** @enum {string} */
             type: "order.canceled";
@@ -1598,11 +1896,17 @@ export interface components {
             created: string;
             /** @description The resource the event is about. */
             subject: {
-                /** @description Id of the resource. */
+                /**
+                 * @description Id of the resource.
+                 * @example ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 id: string;
                 /** @enum {string} */
                 type: "order";
-                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/orders/ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 url: string;
             };
         };
@@ -1611,7 +1915,10 @@ export interface components {
          * @description An order was refunded (paid or fulfilled to refunded).
          */
         OrderRefundedEvent: {
-            /** @description evt_... */
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             id: string;
             /** @enum {string} */
             type: "order.refunded";
@@ -1622,11 +1929,17 @@ export interface components {
             created: string;
             /** @description The resource the event is about. */
             subject: {
-                /** @description Id of the resource. */
+                /**
+                 * @description Id of the resource.
+                 * @example ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 id: string;
                 /** @enum {string} */
                 type: "order";
-                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/orders/ord_01jq2m9c4h8w2s6p0z3f7a1k5e
+                 */
                 url: string;
             };
         };
@@ -1635,7 +1948,10 @@ export interface components {
          * @description A webhook endpoint was disabled after 5 consecutive failed deliveries.
          */
         WebhookEndpointAutoDisabledEvent: {
-            /** @description evt_... */
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             id: string;
             /** @enum {string} */
             type: "webhook.endpoint.auto_disabled";
@@ -1646,11 +1962,17 @@ export interface components {
             created: string;
             /** @description The resource the event is about. */
             subject: {
-                /** @description Id of the resource. */
+                /**
+                 * @description Id of the resource.
+                 * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                 */
                 id: string;
                 /** @enum {string} */
                 type: "webhook_endpoint";
-                /** @description Path of the resource: fetch it for its current state (404 once it is deleted). */
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/webhooks/endpoints/whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                 */
                 url: string;
             };
         };
@@ -1659,7 +1981,10 @@ export interface components {
          * @description A test event sent by send-test-event; it has no subject.
          */
         WebhookPingEvent: {
-            /** @description evt_... */
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             id: string;
             /** @enum {string} */
             type: "webhook.ping";
@@ -1671,40 +1996,18 @@ export interface components {
         };
         /** @description An event, one of the catalog types. The body is byte-identical to the one POSTed to webhook endpoints. */
         Event: components["schemas"]["ProductCreatedEvent"] | components["schemas"]["ProductUpdatedEvent"] | components["schemas"]["ProductDeletedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderUpdatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderFulfilledEvent"] | components["schemas"]["OrderCanceledEvent"] | components["schemas"]["OrderRefundedEvent"] | components["schemas"]["WebhookEndpointAutoDisabledEvent"] | components["schemas"]["WebhookPingEvent"];
-        /** @description An endpoint's delivery statistics over a recent window, from its attempts. */
-        WebhookEndpointStats: {
-            window: "1h" | "24h" | "7d";
-            /** @description HTTP attempts started in the window (every retry counts). */
-            attempts: number;
-            /** @description Attempts answered with a 2xx in full and in time. */
-            successes: number;
-            /** @description Every other attempt: other statuses, time-outs, refused or broken connections. */
-            failures: number;
-            successRate: number | null;
-            /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at a rounded time: in the 1h window to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above), in the 24h and 7d windows within 1/32 (3.2%) of the time (exact below 32 ms). */
-            latencyMs: {
-                p50: number | null;
-                p95: number | null;
-                p99: number | null;
-            };
-            /** @description Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown. */
-            series: {
-                /**
-                 * Format: date-time
-                 * @description Start of the bucket; it ends where the next one starts.
-                 */
-                start: string;
-                /** @description Successful attempts started in the bucket. */
-                successes: number;
-                /** @description Failed attempts started in the bucket. */
-                failures: number;
-            }[];
-        };
         /** @description A webhook endpoint. Its signing secret is shown only by create and rotate-secret. */
         WebhookEndpoint: {
-            /** @description whe_... */
+            /**
+             * @description whe_...
+             * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+             */
             id: string;
-            /** @description The URL that receives deliveries. */
+            /**
+             * Format: uri
+             * @description The URL that receives deliveries.
+             * @example https://hooks.example.com/svc
+             */
             url: string;
             description: string | null;
             /** @description Exact event types or prefix patterns such as product.*. */
@@ -1712,7 +2015,13 @@ export interface components {
             /** @description False while paused or auto-disabled: events then get disabled delivery rows and no request. */
             active: boolean;
             rateLimit: number | null;
-            /** @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]". */
+            /**
+             * @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]".
+             * @example {
+             *       "authorization": "Bearer 3f9c2d7e",
+             *       "x-team": "payments"
+             *     }
+             */
             headers: {
                 [key: string]: string;
             };
@@ -1723,21 +2032,34 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            stats?: components["schemas"]["WebhookEndpointStats"];
         };
         /** @description One delivery of one event to one endpoint. */
         WebhookDelivery: {
-            /** @description whd_...; also the webhook-id header, reused by retries. */
+            /**
+             * @description whd_...; also the webhook-id header, reused by retries.
+             * @example whd_01jq2m9d1s5w9a3e7h1m5q9t3x
+             */
             id: string;
-            /** @description whe_... */
+            /**
+             * @description whe_...
+             * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+             */
             endpointId: string;
-            /** @description The originating event, or a synthetic evt_ id for webhook.ping and replays. */
+            /**
+             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays.
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
             eventId: string;
+            /** @example order.paid */
             eventType: string;
+            /** @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g */
             workspaceId: string;
             /** @description pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive. */
             status: "pending" | "success" | "failed" | "disabled";
-            /** @description HTTP attempts made so far. */
+            /**
+             * @description HTTP attempts made so far.
+             * @example 1
+             */
             attempt: number;
             /**
              * Format: date-time
@@ -1752,7 +2074,10 @@ export interface components {
         };
         /** @description One HTTP attempt of a delivery. */
         WebhookDeliveryAttempt: {
-            /** @description Its number: 1 for the first attempt of the delivery. */
+            /**
+             * @description Its number: 1 for the first attempt of the delivery.
+             * @example 1
+             */
             attempt: number;
             /**
              * Format: date-time
@@ -1776,9 +2101,15 @@ export interface components {
         WebhookRecovery: {
             /** @enum {string} */
             object: "webhook_recovery";
-            /** @description whr_... */
+            /**
+             * @description whr_...
+             * @example whr_01jq2m9f2t6x0c4g8k2p6s0w4z
+             */
             id: string;
-            /** @description whe_... */
+            /**
+             * @description whe_...
+             * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+             */
             endpointId: string;
             /**
              * Format: date-time
@@ -1793,28 +2124,25 @@ export interface components {
             statuses: ("failed" | "disabled")[];
             /** @description running: replays are being queued in the background; completed; failed: stopped early, see error. */
             status: "running" | "completed" | "failed";
-            /** @description Deliveries to replay when the recovery was made: progress is replayed / count. */
+            /**
+             * @description Deliveries to replay when the recovery was made: progress is replayed / count.
+             * @example 42
+             */
             count: number;
-            /** @description Replays queued so far. */
+            /**
+             * @description Replays queued so far.
+             * @example 40
+             */
             replayed: number;
-            /** @description Matching deliveries passed over: already replayed (a replay pending, delivered or itself in the window), or their body is gone. */
+            /**
+             * @description Matching deliveries passed over: already replayed (a replay pending, delivered or itself in the window), or their body is gone.
+             * @example 2
+             */
             skipped: number;
             error: string | null;
             /** Format: date-time */
             createdAt: string;
             completedAt: string | null;
-        };
-        /** @description A browser registered for Web Push: every notification of its user is pushed to it too. */
-        PushDevice: {
-            /** @description pdv_... */
-            id: string;
-            name: string;
-            /** @description The host of the browser's push service (e.g. fcm.googleapis.com); the endpoint URL itself is never shown. */
-            pushService: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** @description When its push service last accepted a message; null until then. */
-            lastUsedAt: string | null;
         };
     };
     responses: never;
@@ -1863,14 +2191,18 @@ export interface operations {
                 content: {
                     "application/json": {
                         user: {
+                            /** @example usr_01jq2m6c9f3j7n1r5v9y3b7e1h */
                             id: string;
+                            /** @example ada@example.com */
                             email: string;
+                            /** @example Ada Lovelace */
                             name: string;
                             /** Format: date-time */
                             createdAt: string;
                         } | null;
                         credential: {
                             type: "api_key" | "personal_access_token";
+                            /** @example key_01jq2m7b6e0h4m8q2t6x0a4d8g */
                             id: string;
                             test: boolean;
                             workspaceId: string | null;
@@ -1882,21 +2214,25 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -1909,27 +2245,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -1937,9 +2277,15 @@ export interface operations {
     listOrganizations: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
                 /** @description Comma-separated names to expand, one level: workspaces. */
                 expand?: "workspaces"[];
@@ -1961,22 +2307,38 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description org_... */
+                            /**
+                             * @description org_...
+                             * @example org_01jq2m6a7d1g5k9p3s7w1z5c9f
+                             */
                             id: string;
+                            /** @example acme */
                             slug: string;
+                            /** @example Acme Inc. */
                             name: string;
                             logo: string | null;
-                            /** @description The caller's role in the organization: owner, admin, member (or api_key). */
+                            /**
+                             * @description The caller's role in the organization: owner, admin, member (or api_key).
+                             * @example owner
+                             */
                             role: string;
                             permissions: string[];
                             /** @description Present only with expand=workspaces. */
                             workspaces?: {
-                                /** @description wsp_... */
+                                /**
+                                 * @description wsp_...
+                                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                                 */
                                 id: string;
+                                /** @example store */
                                 slug: string;
+                                /** @example Store */
                                 name: string;
                                 image: string | null;
-                                /** @description The caller's resolved role: owner, admin, viewer (or api_key). */
+                                /**
+                                 * @description The caller's resolved role: owner, admin, viewer (or api_key).
+                                 * @example admin
+                                 */
                                 role: string;
                                 /** @description True when the role comes from the organization rather than a workspace membership. */
                                 implicit: boolean;
@@ -1994,21 +2356,25 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -2021,27 +2387,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2049,9 +2419,15 @@ export interface operations {
     listWorkspaces: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
             };
             header?: never;
@@ -2071,16 +2447,25 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description wsp_... */
+                            /**
+                             * @description wsp_...
+                             * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                             */
                             id: string;
+                            /** @example store */
                             slug: string;
+                            /** @example Store */
                             name: string;
                             image: string | null;
-                            /** @description The caller's resolved role: owner, admin, viewer (or api_key). */
+                            /**
+                             * @description The caller's resolved role: owner, admin, viewer (or api_key).
+                             * @example admin
+                             */
                             role: string;
                             /** @description True when the role comes from the organization rather than a workspace membership. */
                             implicit: boolean;
                             permissions: string[];
+                            /** @example org_01jq2m6a7d1g5k9p3s7w1z5c9f */
                             organizationId: string;
                         }[];
                         /** @description URL of the next page; null at the end. */
@@ -2094,21 +2479,25 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -2121,27 +2510,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2149,9 +2542,15 @@ export interface operations {
     listNotifications: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
                 /** @description true: only notifications not yet read; false: only read ones. */
                 unread?: boolean;
@@ -2173,21 +2572,36 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description ntf_... */
+                            /**
+                             * @description ntf_...
+                             * @example ntf_01jq2m9g3v7z1d5h9m3q7t1x5b
+                             */
                             id: string;
-                            /** @description What happened, e.g. webhook.endpoint.auto_disabled. */
+                            /**
+                             * @description What happened, e.g. webhook.endpoint.auto_disabled.
+                             * @example webhook.endpoint.auto_disabled
+                             */
                             type: string;
-                            /** @description The workspace it happened in. */
+                            /**
+                             * @description The workspace it happened in.
+                             * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                             */
                             workspaceId: string;
                             /** @description The resource concerned, e.g. {id: "whe_...", type: "webhook_endpoint", url: "/v1/webhooks/endpoints/whe_..."}. */
                             subject: ({
+                                /** @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f */
                                 id: string;
+                                /** @example webhook_endpoint */
                                 type: string;
+                                /** @example /v1/webhooks/endpoints/whe_01jq2m7a5d9g3k7n1r5v9z3c7f */
                                 url?: string;
                             } & {
                                 [key: string]: unknown;
                             }) | null;
-                            /** @description A sentence for people. */
+                            /**
+                             * @description A sentence for people.
+                             * @example The webhook endpoint https://hooks.example.com/svc was disabled after 5 consecutive failed deliveries.
+                             */
                             message: string;
                             /** Format: date-time */
                             createdAt: string;
@@ -2204,31 +2618,37 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -2241,220 +2661,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listNotificationTypes: {
-        parameters: {
-            query?: {
-                /** @description Items per page (default 20, at most 100). */
-                limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
-                page?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Every notification type. */
-            200: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            /** @description e.g. webhook.endpoint.auto_disabled */
-                            type: string;
-                            /** @description When a user gets a notification of this type. */
-                            description: string;
-                        }[];
-                        /** @description URL of the next page; null at the end. */
-                        nextPageUrl: string | null;
-                        /** @description URL of the previous page; null on the first page. */
-                        previousPageUrl: string | null;
-                    };
-                };
-            };
-            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
-            400: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
-            401: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
-            403: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
-            429: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
-            500: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAVAILABLE: the database is unreachable; retry later */
-            503: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    getPushKey: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The service's VAPID public key (RFC 8292): a P-256 point in base64url, PushManager.subscribe's applicationServerKey. */
-                        publicKey: string;
-                    };
-                };
-            };
-            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
-            400: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
-            401: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
-            403: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
-            429: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
-            500: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAVAILABLE: the database is unreachable; retry later */
-            503: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2463,7 +2694,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -2486,21 +2720,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description ntf_... */
+                        /**
+                         * @description ntf_...
+                         * @example ntf_01jq2m9g3v7z1d5h9m3q7t1x5b
+                         */
                         id: string;
-                        /** @description What happened, e.g. webhook.endpoint.auto_disabled. */
+                        /**
+                         * @description What happened, e.g. webhook.endpoint.auto_disabled.
+                         * @example webhook.endpoint.auto_disabled
+                         */
                         type: string;
-                        /** @description The workspace it happened in. */
+                        /**
+                         * @description The workspace it happened in.
+                         * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                         */
                         workspaceId: string;
                         /** @description The resource concerned, e.g. {id: "whe_...", type: "webhook_endpoint", url: "/v1/webhooks/endpoints/whe_..."}. */
                         subject: ({
+                            /** @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f */
                             id: string;
+                            /** @example webhook_endpoint */
                             type: string;
+                            /** @example /v1/webhooks/endpoints/whe_01jq2m7a5d9g3k7n1r5v9z3c7f */
                             url?: string;
                         } & {
                             [key: string]: unknown;
                         }) | null;
-                        /** @description A sentence for people. */
+                        /**
+                         * @description A sentence for people.
+                         * @example The webhook endpoint https://hooks.example.com/svc was disabled after 5 consecutive failed deliveries.
+                         */
                         message: string;
                         /** Format: date-time */
                         createdAt: string;
@@ -2512,81 +2761,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -2599,399 +2864,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listPushDevices: {
-        parameters: {
-            query?: {
-                /** @description Items per page (default 20, at most 100). */
-                limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
-                page?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Every push device of the user (at most 20). */
-            200: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["PushDevice"][];
-                        /** @description URL of the next page; null at the end. */
-                        nextPageUrl: string | null;
-                        /** @description URL of the previous page; null on the first page. */
-                        previousPageUrl: string | null;
-                    };
-                };
-            };
-            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
-            400: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
-            401: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
-            403: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
-            429: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
-            500: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAVAILABLE: the database is unreachable; retry later */
-            503: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createPushDevice: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description A Web Push subscription as PushSubscription.toJSON() gives it, and a name. */
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description The subscription's push service URL (https). */
-                    endpoint: string;
-                    keys: {
-                        /** @description The browser's P-256 public key, base64url (65 bytes). */
-                        p256dh: string;
-                        /** @description The authentication secret, base64url (16 bytes). */
-                        auth: string;
-                    };
-                    /** @description As PushSubscription.toJSON() gives it; not used (an expired subscription is removed at its first refused push). */
-                    expirationTime?: number | null;
-                    /** @description How the device is listed; default "Browser". */
-                    name?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description A browser registered for Web Push: every notification of its user is pushed to it too. */
-            201: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushDevice"];
-                };
-            };
-            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
-            400: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
-            401: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
-            403: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
-            409: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
-            413: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
-            415: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
-            422: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
-            429: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
-            500: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAVAILABLE: the database is unreachable; retry later */
-            503: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    deletePushDevice: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Push device id (pdv_...). */
-                deviceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        id: string;
-                        /** @enum {boolean} */
-                        deleted: true;
-                    };
-                };
-            };
-            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
-            400: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
-            401: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
-            403: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
-            404: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
-            413: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
-            415: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
-            429: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
-            500: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAVAILABLE: the database is unreachable; retry later */
-            503: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3000,7 +2897,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3009,7 +2909,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The code of a sign-in link (the part after #code=). */
+                    /**
+                     * @description The code of a sign-in link (the part after #code=).
+                     * @example Zq3vR8kT1mW6yB0nC4xF7hJ2pL5sD9gA3eU6iO1rK8t
+                     */
                     code: string;
                 };
             };
@@ -3025,9 +2928,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description A personal access token (svc_pat_...) for this session: send it as Authorization: Bearer. Returned this once. */
+                        /**
+                         * @description A personal access token (svc_pat_...) for this session: send it as Authorization: Bearer. Returned this once.
+                         * @example svc_pat_8Hk2Lp5Qw9Zx3Cv7Bn1Mr4Ty6Ud0Fg2AS7kQ3
+                         */
                         token: string;
-                        /** @description pat_... of the session token. */
+                        /**
+                         * @description pat_... of the session token.
+                         * @example pat_01jq2m7c7f1j5n9r3v7y1b5e9h
+                         */
                         tokenId: string;
                         /**
                          * Format: date-time
@@ -3035,8 +2944,11 @@ export interface operations {
                          */
                         expiresAt: string;
                         user: {
+                            /** @example usr_01jq2m6c9f3j7n1r5v9y3b7e1h */
                             id: string;
+                            /** @example ada@example.com */
                             email: string;
+                            /** @example Ada Lovelace */
                             name: string;
                         };
                     };
@@ -3046,61 +2958,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -3113,27 +3037,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3157,7 +3085,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description pat_... of the revoked session token. */
+                        /**
+                         * @description pat_... of the revoked session token.
+                         * @example pat_01jq2m7c7f1j5n9r3v7y1b5e9h
+                         */
                         id: string;
                         /** @enum {boolean} */
                         revoked: true;
@@ -3168,51 +3099,61 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -3225,27 +3166,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3253,13 +3198,22 @@ export interface operations {
     listProducts: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path?: never;
@@ -3289,31 +3243,37 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -3326,27 +3286,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3355,9 +3319,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3366,16 +3336,30 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @example Espresso beans, 1 kg */
                     name: string;
                     description?: string | null;
                     price?: {
-                        /** @description Integer amount in minor units (cents). */
+                        /**
+                         * Format: int64
+                         * @description Integer amount in minor units (cents).
+                         * @example 2400
+                         */
                         amount: number;
-                        /** @description ISO 4217 code, upper case (USD, EUR, JPY). */
+                        /**
+                         * @description ISO 4217 code, upper case (USD, EUR, JPY), of the ones the service accepts (the pattern lists them).
+                         * @example EUR
+                         */
                         currency: string;
                     } | null;
                     active?: boolean;
-                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    /**
+                     * @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters).
+                     * @example {
+                     *       "sku": "ESP-1KG",
+                     *       "roast": "medium"
+                     *     }
+                     */
                     metadata?: {
                         [key: string]: string;
                     };
@@ -3401,71 +3385,85 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -3478,27 +3476,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3507,7 +3509,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -3534,41 +3539,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -3581,27 +3594,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3610,7 +3627,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -3631,6 +3651,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example prd_01jq2m8v3y7r5t9k1x4c6b0n2d */
                         id: string;
                         /** @enum {boolean} */
                         deleted: true;
@@ -3641,61 +3662,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -3708,27 +3741,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3737,7 +3774,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -3750,16 +3790,30 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @example Espresso beans, 1 kg */
                     name?: string;
                     description?: string | null;
                     price?: {
-                        /** @description Integer amount in minor units (cents). */
+                        /**
+                         * Format: int64
+                         * @description Integer amount in minor units (cents).
+                         * @example 2400
+                         */
                         amount: number;
-                        /** @description ISO 4217 code, upper case (USD, EUR, JPY). */
+                        /**
+                         * @description ISO 4217 code, upper case (USD, EUR, JPY), of the ones the service accepts (the pattern lists them).
+                         * @example EUR
+                         */
                         currency: string;
                     } | null;
                     active?: boolean;
-                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    /**
+                     * @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters).
+                     * @example {
+                     *       "sku": "ESP-1KG",
+                     *       "roast": "medium"
+                     *     }
+                     */
                     metadata?: {
                         [key: string]: string;
                     };
@@ -3783,61 +3837,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -3850,27 +3916,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3878,9 +3948,15 @@ export interface operations {
     listOrders: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
                 /** @description pending: created, not paid; paid; fulfilled: paid and shipped or delivered; canceled: never paid; refunded: paid, then refunded. */
                 status?: "pending" | "paid" | "fulfilled" | "canceled" | "refunded";
@@ -3892,7 +3968,10 @@ export interface operations {
                 expand?: "lineItems"[];
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path?: never;
@@ -3922,31 +4001,37 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -3959,27 +4044,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3988,9 +4077,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -4001,12 +4096,22 @@ export interface operations {
                 "application/json": {
                     /** @description 1 to 100 lines; every product priced in the same currency. */
                     lineItems: {
-                        /** @description prd_... of an active product of this workspace that has a price. */
+                        /**
+                         * @description prd_... of an active product of this workspace that has a price.
+                         * @example prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+                         */
                         productId: string;
+                        /** @example 2 */
                         quantity: number;
                     }[];
                     customerEmail?: string | null;
-                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    /**
+                     * @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters).
+                     * @example {
+                     *       "sku": "ESP-1KG",
+                     *       "roast": "medium"
+                     *     }
+                     */
                     metadata?: {
                         [key: string]: string;
                     };
@@ -4032,71 +4137,85 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -4109,27 +4228,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4138,7 +4261,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -4165,41 +4291,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -4212,27 +4346,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4241,7 +4379,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -4255,7 +4396,13 @@ export interface operations {
             content: {
                 "application/json": {
                     customerEmail?: string | null;
-                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    /**
+                     * @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters).
+                     * @example {
+                     *       "sku": "ESP-1KG",
+                     *       "roast": "medium"
+                     *     }
+                     */
                     metadata?: {
                         [key: string]: string;
                     };
@@ -4279,61 +4426,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -4346,27 +4505,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4375,9 +4538,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -4406,81 +4575,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -4493,27 +4678,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4522,9 +4711,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -4553,81 +4748,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -4640,27 +4851,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4669,9 +4884,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -4700,81 +4921,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -4787,27 +5024,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4816,9 +5057,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -4847,81 +5094,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -4934,27 +5197,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4962,19 +5229,34 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
                 /** @description Exact event type, from the catalog. */
                 type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
-                /** @description Subject type, e.g. product. */
+                /**
+                 * @description Subject type, e.g. product.
+                 * @example product
+                 */
                 subjectType?: string;
-                /** @description Subject id; requires subjectType. */
+                /**
+                 * @description Subject id; requires subjectType.
+                 * @example prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+                 */
                 subjectId?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path?: never;
@@ -5004,31 +5286,37 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -5041,27 +5329,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -5070,7 +5362,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -5097,41 +5392,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -5144,27 +5447,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -5174,13 +5481,22 @@ export interface operations {
             query?: {
                 /** @description Only events of this type: a type of the catalog, or a prefix pattern such as product.* for every type under it. */
                 type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping" | "order.*" | "product.*" | "webhook.*" | "webhook.endpoint.*";
-                /** @description Start right after this event (evt_...), from the event log. The Last-Event-ID header, when sent, takes its place. */
+                /**
+                 * @description Start right after this event (evt_...), from the event log. The Last-Event-ID header, when sent, takes its place.
+                 * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+                 */
                 after?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description The id of the last event received (evt_...): the stream resumes right after it. Clients such as EventSource send it when they reconnect. */
+                /**
+                 * @description The id of the last event received (evt_...): the stream resumes right after it. Clients such as EventSource send it when they reconnect.
+                 * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+                 */
                 "last-event-id"?: string;
             };
             path?: never;
@@ -5204,31 +5520,37 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -5241,27 +5563,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -5269,15 +5595,22 @@ export interface operations {
     listWebhookEndpoints: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
-                /** @description Comma-separated names to expand, one level: stats. */
-                expand?: "stats"[];
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path?: never;
@@ -5307,31 +5640,37 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -5344,27 +5683,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -5373,9 +5716,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -5384,7 +5733,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description An https:// URL (http:// too when SVC_ALLOW_PRIVATE_TARGETS is set, for local development). */
+                    /**
+                     * @description An https:// URL whose host is public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
+                     * @example https://hooks.example.com/svc
+                     */
                     url: string;
                     /** @description Event types from GET /webhooks/endpoints/event-types, or prefix patterns such as product.*; duplicates are dropped. */
                     subscribedEvents: string[];
@@ -5411,9 +5763,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description whe_... */
+                        /**
+                         * @description whe_...
+                         * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                         */
                         id: string;
-                        /** @description The URL that receives deliveries. */
+                        /**
+                         * Format: uri
+                         * @description The URL that receives deliveries.
+                         * @example https://hooks.example.com/svc
+                         */
                         url: string;
                         description: string | null;
                         /** @description Exact event types or prefix patterns such as product.*. */
@@ -5421,7 +5780,13 @@ export interface operations {
                         /** @description False while paused or auto-disabled: events then get disabled delivery rows and no request. */
                         active: boolean;
                         rateLimit: number | null;
-                        /** @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]". */
+                        /**
+                         * @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]".
+                         * @example {
+                         *       "authorization": "Bearer 3f9c2d7e",
+                         *       "x-team": "payments"
+                         *     }
+                         */
                         headers: {
                             [key: string]: string;
                         };
@@ -5432,7 +5797,10 @@ export interface operations {
                         createdAt: string;
                         /** Format: date-time */
                         updatedAt: string;
-                        /** @description The signing secret (whsec_...), returned this once. */
+                        /**
+                         * @description The signing secret (whsec_...), returned this once.
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk
+                         */
                         secret: string;
                     };
                 };
@@ -5441,71 +5809,85 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -5518,27 +5900,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -5546,13 +5932,22 @@ export interface operations {
     listEventTypes: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path?: never;
@@ -5572,6 +5967,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             type: components["schemas"]["EventType"];
+                            /** @example An order was paid (pending to paid). */
                             description: string;
                         }[];
                         /** @description URL of the next page; null at the end. */
@@ -5585,31 +5981,37 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -5622,27 +6024,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -5651,7 +6057,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -5678,41 +6087,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -5725,27 +6142,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -5754,7 +6175,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -5775,6 +6199,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f */
                         id: string;
                         /** @enum {boolean} */
                         deleted: true;
@@ -5785,61 +6210,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -5852,27 +6289,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -5881,7 +6322,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -5894,7 +6338,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description An https:// URL (http:// too when SVC_ALLOW_PRIVATE_TARGETS is set, for local development). */
+                    /**
+                     * @description An https:// URL whose host is public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
+                     * @example https://hooks.example.com/svc
+                     */
                     url?: string;
                     /** @description Event types from GET /webhooks/endpoints/event-types, or prefix patterns such as product.*; duplicates are dropped. */
                     subscribedEvents?: string[];
@@ -5927,61 +6374,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -5994,27 +6453,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -6026,7 +6489,10 @@ export interface operations {
                 window?: "1h" | "24h" | "7d";
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -6046,48 +6512,98 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookEndpointStats"];
+                    "application/json": {
+                        window: "1h" | "24h" | "7d";
+                        /**
+                         * @description HTTP attempts started in the window (every retry counts).
+                         * @example 120
+                         */
+                        attempts: number;
+                        /**
+                         * @description Attempts answered with a 2xx in full and in time.
+                         * @example 117
+                         */
+                        successes: number;
+                        /**
+                         * @description Every other attempt: other statuses, time-outs, refused or broken connections.
+                         * @example 3
+                         */
+                        failures: number;
+                        successRate: number | null;
+                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at a rounded time: in the 1h window to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above), in the 24h and 7d windows within 1/32 (3.2%) of the time (exact below 32 ms). */
+                        latencyMs: {
+                            p50: number | null;
+                            p95: number | null;
+                            p99: number | null;
+                        };
+                        /** @description Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown. */
+                        series: {
+                            /**
+                             * Format: date-time
+                             * @description Start of the bucket; it ends where the next one starts.
+                             */
+                            start: string;
+                            /**
+                             * @description Successful attempts started in the bucket.
+                             * @example 10
+                             */
+                            successes: number;
+                            /**
+                             * @description Failed attempts started in the bucket.
+                             * @example 0
+                             */
+                            failures: number;
+                        }[];
+                    };
                 };
             };
             /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -6100,27 +6616,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -6129,9 +6649,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -6154,7 +6680,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The new signing secret (whsec_...), returned this once. */
+                        /**
+                         * @description The new signing secret (whsec_...), returned this once.
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk
+                         */
                         secret: string;
                         /**
                          * Format: date-time
@@ -6168,81 +6697,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -6255,27 +6800,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -6284,9 +6833,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -6309,9 +6864,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description whd_... of the queued delivery. */
+                        /**
+                         * @description whd_... of the queued delivery.
+                         * @example whd_01jq2m9d1s5w9a3e7h1m5q9t3x
+                         */
                         deliveryId: string;
-                        /** @description Synthetic evt_... id of the webhook.ping event (not in the event log). */
+                        /**
+                         * @description Synthetic evt_... id of the webhook.ping event (not in the event log).
+                         * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+                         */
                         eventId: string;
                     };
                 };
@@ -6320,81 +6881,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -6407,27 +6984,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -6435,13 +7016,25 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
-                /** @description Only deliveries to this endpoint (whe_...). */
+                /**
+                 * @description Only deliveries to this endpoint (whe_...).
+                 * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                 */
                 endpointId?: string;
-                /** @description Only deliveries of this event (evt_...), its replays (and theirs) included. */
+                /**
+                 * @description Only deliveries of this event (evt_...), its replays (and theirs) included.
+                 * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+                 */
                 eventId?: string;
                 /** @description pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive. */
                 status?: "pending" | "success" | "failed" | "disabled";
@@ -6453,7 +7046,10 @@ export interface operations {
                 createdLte?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path?: never;
@@ -6483,31 +7079,37 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -6520,27 +7122,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -6549,7 +7155,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -6571,17 +7180,31 @@ export interface operations {
                 content: {
                     "application/json": {
                         delivery: {
-                            /** @description whd_...; also the webhook-id header, reused by retries. */
+                            /**
+                             * @description whd_...; also the webhook-id header, reused by retries.
+                             * @example whd_01jq2m9d1s5w9a3e7h1m5q9t3x
+                             */
                             id: string;
-                            /** @description whe_... */
+                            /**
+                             * @description whe_...
+                             * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                             */
                             endpointId: string;
-                            /** @description The originating event, or a synthetic evt_ id for webhook.ping and replays. */
+                            /**
+                             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays.
+                             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+                             */
                             eventId: string;
+                            /** @example order.paid */
                             eventType: string;
+                            /** @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g */
                             workspaceId: string;
                             /** @description pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive. */
                             status: "pending" | "success" | "failed" | "disabled";
-                            /** @description HTTP attempts made so far. */
+                            /**
+                             * @description HTTP attempts made so far.
+                             * @example 1
+                             */
                             attempt: number;
                             /**
                              * Format: date-time
@@ -6606,7 +7229,9 @@ export interface operations {
                                 [key: string]: string;
                             } | null;
                             subject: {
+                                /** @example ord_01jq2m9c4h8w2s6p0z3f7a1k5e */
                                 id: string;
+                                /** @example order */
                                 type: string;
                             } | null;
                         };
@@ -6617,41 +7242,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -6664,27 +7297,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -6692,13 +7329,22 @@ export interface operations {
     listDeliveryAttempts: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -6731,41 +7377,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -6778,27 +7432,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -6807,9 +7465,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -6833,8 +7497,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         delivery: {
-                            /** @description whd_... of the new delivery. */
+                            /**
+                             * @description whd_... of the new delivery.
+                             * @example whd_01jq2m9d1s5w9a3e7h1m5q9t3x
+                             */
                             id: string;
+                            /** @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f */
                             endpointId: string;
                         };
                     };
@@ -6844,81 +7512,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -6931,27 +7615,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -6960,9 +7648,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -7008,7 +7702,10 @@ export interface operations {
                         object: "webhook_recovery";
                         /** @enum {boolean} */
                         dryRun: true;
-                        /** @description whe_... */
+                        /**
+                         * @description whe_...
+                         * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                         */
                         endpointId: string;
                         /**
                          * Format: date-time
@@ -7021,7 +7718,10 @@ export interface operations {
                          */
                         until: string;
                         statuses: ("failed" | "disabled")[];
-                        /** @description Deliveries a recovery made now would replay (those already replayed are not counted). */
+                        /**
+                         * @description Deliveries a recovery made now would replay (those already replayed are not counted).
+                         * @example 42
+                         */
                         count: number;
                     };
                 };
@@ -7044,81 +7744,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -7131,27 +7847,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -7160,7 +7880,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -7187,41 +7910,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -7234,27 +7965,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -7262,13 +7997,22 @@ export interface operations {
     listWebhookRecoveries: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -7301,41 +8045,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -7348,27 +8100,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -7376,13 +8132,22 @@ export interface operations {
     listProductsInWorkspace: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -7415,41 +8180,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -7462,27 +8235,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -7491,9 +8268,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -7505,16 +8288,30 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @example Espresso beans, 1 kg */
                     name: string;
                     description?: string | null;
                     price?: {
-                        /** @description Integer amount in minor units (cents). */
+                        /**
+                         * Format: int64
+                         * @description Integer amount in minor units (cents).
+                         * @example 2400
+                         */
                         amount: number;
-                        /** @description ISO 4217 code, upper case (USD, EUR, JPY). */
+                        /**
+                         * @description ISO 4217 code, upper case (USD, EUR, JPY), of the ones the service accepts (the pattern lists them).
+                         * @example EUR
+                         */
                         currency: string;
                     } | null;
                     active?: boolean;
-                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    /**
+                     * @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters).
+                     * @example {
+                     *       "sku": "ESP-1KG",
+                     *       "roast": "medium"
+                     *     }
+                     */
                     metadata?: {
                         [key: string]: string;
                     };
@@ -7540,81 +8337,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -7627,27 +8440,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -7656,7 +8473,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -7685,41 +8505,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -7732,27 +8560,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -7761,7 +8593,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -7784,6 +8619,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example prd_01jq2m8v3y7r5t9k1x4c6b0n2d */
                         id: string;
                         /** @enum {boolean} */
                         deleted: true;
@@ -7794,61 +8630,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -7861,27 +8709,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -7890,7 +8742,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -7905,16 +8760,30 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @example Espresso beans, 1 kg */
                     name?: string;
                     description?: string | null;
                     price?: {
-                        /** @description Integer amount in minor units (cents). */
+                        /**
+                         * Format: int64
+                         * @description Integer amount in minor units (cents).
+                         * @example 2400
+                         */
                         amount: number;
-                        /** @description ISO 4217 code, upper case (USD, EUR, JPY). */
+                        /**
+                         * @description ISO 4217 code, upper case (USD, EUR, JPY), of the ones the service accepts (the pattern lists them).
+                         * @example EUR
+                         */
                         currency: string;
                     } | null;
                     active?: boolean;
-                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    /**
+                     * @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters).
+                     * @example {
+                     *       "sku": "ESP-1KG",
+                     *       "roast": "medium"
+                     *     }
+                     */
                     metadata?: {
                         [key: string]: string;
                     };
@@ -7938,61 +8807,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -8005,27 +8886,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -8033,9 +8918,15 @@ export interface operations {
     listOrdersInWorkspace: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
                 /** @description pending: created, not paid; paid; fulfilled: paid and shipped or delivered; canceled: never paid; refunded: paid, then refunded. */
                 status?: "pending" | "paid" | "fulfilled" | "canceled" | "refunded";
@@ -8047,7 +8938,10 @@ export interface operations {
                 expand?: "lineItems"[];
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -8080,41 +8974,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -8127,27 +9029,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -8156,9 +9062,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -8172,12 +9084,22 @@ export interface operations {
                 "application/json": {
                     /** @description 1 to 100 lines; every product priced in the same currency. */
                     lineItems: {
-                        /** @description prd_... of an active product of this workspace that has a price. */
+                        /**
+                         * @description prd_... of an active product of this workspace that has a price.
+                         * @example prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+                         */
                         productId: string;
+                        /** @example 2 */
                         quantity: number;
                     }[];
                     customerEmail?: string | null;
-                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    /**
+                     * @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters).
+                     * @example {
+                     *       "sku": "ESP-1KG",
+                     *       "roast": "medium"
+                     *     }
+                     */
                     metadata?: {
                         [key: string]: string;
                     };
@@ -8203,81 +9125,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -8290,27 +9228,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -8319,7 +9261,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -8348,41 +9293,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -8395,27 +9348,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -8424,7 +9381,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -8440,7 +9400,13 @@ export interface operations {
             content: {
                 "application/json": {
                     customerEmail?: string | null;
-                    /** @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters). */
+                    /**
+                     * @description Up to 50 string keys (1-40 characters) with string values (up to 500 characters).
+                     * @example {
+                     *       "sku": "ESP-1KG",
+                     *       "roast": "medium"
+                     *     }
+                     */
                     metadata?: {
                         [key: string]: string;
                     };
@@ -8464,61 +9430,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -8531,27 +9509,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -8560,9 +9542,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -8593,81 +9581,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -8680,27 +9684,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -8709,9 +9717,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -8742,81 +9756,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -8829,27 +9859,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -8858,9 +9892,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -8891,81 +9931,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -8978,27 +10034,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -9007,9 +10067,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -9040,81 +10106,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. INVALID_STATE: the action is not allowed from the resource's current status; the message names the status and the actions allowed from it */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -9127,27 +10209,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -9155,19 +10241,34 @@ export interface operations {
     listEventsInWorkspace: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
                 /** @description Exact event type, from the catalog. */
                 type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
-                /** @description Subject type, e.g. product. */
+                /**
+                 * @description Subject type, e.g. product.
+                 * @example product
+                 */
                 subjectType?: string;
-                /** @description Subject id; requires subjectType. */
+                /**
+                 * @description Subject id; requires subjectType.
+                 * @example prd_01jq2m8v3y7r5t9k1x4c6b0n2d
+                 */
                 subjectId?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -9200,41 +10301,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -9247,27 +10356,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -9276,7 +10389,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -9305,41 +10421,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -9352,27 +10476,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -9382,13 +10510,22 @@ export interface operations {
             query?: {
                 /** @description Only events of this type: a type of the catalog, or a prefix pattern such as product.* for every type under it. */
                 type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping" | "order.*" | "product.*" | "webhook.*" | "webhook.endpoint.*";
-                /** @description Start right after this event (evt_...), from the event log. The Last-Event-ID header, when sent, takes its place. */
+                /**
+                 * @description Start right after this event (evt_...), from the event log. The Last-Event-ID header, when sent, takes its place.
+                 * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+                 */
                 after?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description The id of the last event received (evt_...): the stream resumes right after it. Clients such as EventSource send it when they reconnect. */
+                /**
+                 * @description The id of the last event received (evt_...): the stream resumes right after it. Clients such as EventSource send it when they reconnect.
+                 * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+                 */
                 "last-event-id"?: string;
             };
             path: {
@@ -9415,41 +10552,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -9462,27 +10607,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -9490,15 +10639,22 @@ export interface operations {
     listWebhookEndpointsInWorkspace: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
-                /** @description Comma-separated names to expand, one level: stats. */
-                expand?: "stats"[];
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -9531,41 +10687,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -9578,27 +10742,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -9607,9 +10775,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -9621,7 +10795,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description An https:// URL (http:// too when SVC_ALLOW_PRIVATE_TARGETS is set, for local development). */
+                    /**
+                     * @description An https:// URL whose host is public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
+                     * @example https://hooks.example.com/svc
+                     */
                     url: string;
                     /** @description Event types from GET /webhooks/endpoints/event-types, or prefix patterns such as product.*; duplicates are dropped. */
                     subscribedEvents: string[];
@@ -9648,9 +10825,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description whe_... */
+                        /**
+                         * @description whe_...
+                         * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                         */
                         id: string;
-                        /** @description The URL that receives deliveries. */
+                        /**
+                         * Format: uri
+                         * @description The URL that receives deliveries.
+                         * @example https://hooks.example.com/svc
+                         */
                         url: string;
                         description: string | null;
                         /** @description Exact event types or prefix patterns such as product.*. */
@@ -9658,7 +10842,13 @@ export interface operations {
                         /** @description False while paused or auto-disabled: events then get disabled delivery rows and no request. */
                         active: boolean;
                         rateLimit: number | null;
-                        /** @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]". */
+                        /**
+                         * @description Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]".
+                         * @example {
+                         *       "authorization": "Bearer 3f9c2d7e",
+                         *       "x-team": "payments"
+                         *     }
+                         */
                         headers: {
                             [key: string]: string;
                         };
@@ -9669,7 +10859,10 @@ export interface operations {
                         createdAt: string;
                         /** Format: date-time */
                         updatedAt: string;
-                        /** @description The signing secret (whsec_...), returned this once. */
+                        /**
+                         * @description The signing secret (whsec_...), returned this once.
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk
+                         */
                         secret: string;
                     };
                 };
@@ -9678,81 +10871,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -9765,27 +10974,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -9793,13 +11006,22 @@ export interface operations {
     listEventTypesInWorkspace: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -9822,6 +11044,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             type: components["schemas"]["EventType"];
+                            /** @example An order was paid (pending to paid). */
                             description: string;
                         }[];
                         /** @description URL of the next page; null at the end. */
@@ -9835,41 +11058,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -9882,27 +11113,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -9911,7 +11146,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -9940,41 +11178,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -9987,27 +11233,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -10016,7 +11266,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -10039,6 +11292,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f */
                         id: string;
                         /** @enum {boolean} */
                         deleted: true;
@@ -10049,61 +11303,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -10116,27 +11382,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -10145,7 +11415,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -10160,7 +11433,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description An https:// URL (http:// too when SVC_ALLOW_PRIVATE_TARGETS is set, for local development). */
+                    /**
+                     * @description An https:// URL whose host is public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
+                     * @example https://hooks.example.com/svc
+                     */
                     url?: string;
                     /** @description Event types from GET /webhooks/endpoints/event-types, or prefix patterns such as product.*; duplicates are dropped. */
                     subscribedEvents?: string[];
@@ -10193,61 +11469,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -10260,27 +11548,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -10292,7 +11584,10 @@ export interface operations {
                 window?: "1h" | "24h" | "7d";
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -10314,48 +11609,98 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookEndpointStats"];
+                    "application/json": {
+                        window: "1h" | "24h" | "7d";
+                        /**
+                         * @description HTTP attempts started in the window (every retry counts).
+                         * @example 120
+                         */
+                        attempts: number;
+                        /**
+                         * @description Attempts answered with a 2xx in full and in time.
+                         * @example 117
+                         */
+                        successes: number;
+                        /**
+                         * @description Every other attempt: other statuses, time-outs, refused or broken connections.
+                         * @example 3
+                         */
+                        failures: number;
+                        successRate: number | null;
+                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at a rounded time: in the 1h window to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above), in the 24h and 7d windows within 1/32 (3.2%) of the time (exact below 32 ms). */
+                        latencyMs: {
+                            p50: number | null;
+                            p95: number | null;
+                            p99: number | null;
+                        };
+                        /** @description Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown. */
+                        series: {
+                            /**
+                             * Format: date-time
+                             * @description Start of the bucket; it ends where the next one starts.
+                             */
+                            start: string;
+                            /**
+                             * @description Successful attempts started in the bucket.
+                             * @example 10
+                             */
+                            successes: number;
+                            /**
+                             * @description Failed attempts started in the bucket.
+                             * @example 0
+                             */
+                            failures: number;
+                        }[];
+                    };
                 };
             };
             /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -10368,27 +11713,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -10397,9 +11746,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -10424,7 +11779,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The new signing secret (whsec_...), returned this once. */
+                        /**
+                         * @description The new signing secret (whsec_...), returned this once.
+                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk
+                         */
                         secret: string;
                         /**
                          * Format: date-time
@@ -10438,81 +11796,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -10525,27 +11899,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -10554,9 +11932,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -10581,9 +11965,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description whd_... of the queued delivery. */
+                        /**
+                         * @description whd_... of the queued delivery.
+                         * @example whd_01jq2m9d1s5w9a3e7h1m5q9t3x
+                         */
                         deliveryId: string;
-                        /** @description Synthetic evt_... id of the webhook.ping event (not in the event log). */
+                        /**
+                         * @description Synthetic evt_... id of the webhook.ping event (not in the event log).
+                         * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+                         */
                         eventId: string;
                     };
                 };
@@ -10592,81 +11982,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -10679,27 +12085,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -10707,13 +12117,25 @@ export interface operations {
     listWebhookDeliveriesInWorkspace: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
-                /** @description Only deliveries to this endpoint (whe_...). */
+                /**
+                 * @description Only deliveries to this endpoint (whe_...).
+                 * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                 */
                 endpointId?: string;
-                /** @description Only deliveries of this event (evt_...), its replays (and theirs) included. */
+                /**
+                 * @description Only deliveries of this event (evt_...), its replays (and theirs) included.
+                 * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+                 */
                 eventId?: string;
                 /** @description pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive. */
                 status?: "pending" | "success" | "failed" | "disabled";
@@ -10725,7 +12147,10 @@ export interface operations {
                 createdLte?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -10758,41 +12183,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -10805,27 +12238,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -10834,7 +12271,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -10858,17 +12298,31 @@ export interface operations {
                 content: {
                     "application/json": {
                         delivery: {
-                            /** @description whd_...; also the webhook-id header, reused by retries. */
+                            /**
+                             * @description whd_...; also the webhook-id header, reused by retries.
+                             * @example whd_01jq2m9d1s5w9a3e7h1m5q9t3x
+                             */
                             id: string;
-                            /** @description whe_... */
+                            /**
+                             * @description whe_...
+                             * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                             */
                             endpointId: string;
-                            /** @description The originating event, or a synthetic evt_ id for webhook.ping and replays. */
+                            /**
+                             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays.
+                             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+                             */
                             eventId: string;
+                            /** @example order.paid */
                             eventType: string;
+                            /** @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g */
                             workspaceId: string;
                             /** @description pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive. */
                             status: "pending" | "success" | "failed" | "disabled";
-                            /** @description HTTP attempts made so far. */
+                            /**
+                             * @description HTTP attempts made so far.
+                             * @example 1
+                             */
                             attempt: number;
                             /**
                              * Format: date-time
@@ -10893,7 +12347,9 @@ export interface operations {
                                 [key: string]: string;
                             } | null;
                             subject: {
+                                /** @example ord_01jq2m9c4h8w2s6p0z3f7a1k5e */
                                 id: string;
+                                /** @example order */
                                 type: string;
                             } | null;
                         };
@@ -10904,41 +12360,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -10951,27 +12415,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -10979,13 +12447,22 @@ export interface operations {
     listDeliveryAttemptsInWorkspace: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -11020,41 +12497,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -11067,27 +12552,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -11096,9 +12585,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -11124,8 +12619,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         delivery: {
-                            /** @description whd_... of the new delivery. */
+                            /**
+                             * @description whd_... of the new delivery.
+                             * @example whd_01jq2m9d1s5w9a3e7h1m5q9t3x
+                             */
                             id: string;
+                            /** @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f */
                             endpointId: string;
                         };
                     };
@@ -11135,81 +12634,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -11222,27 +12737,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -11251,9 +12770,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -11301,7 +12826,10 @@ export interface operations {
                         object: "webhook_recovery";
                         /** @enum {boolean} */
                         dryRun: true;
-                        /** @description whe_... */
+                        /**
+                         * @description whe_...
+                         * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                         */
                         endpointId: string;
                         /**
                          * Format: date-time
@@ -11314,7 +12842,10 @@ export interface operations {
                          */
                         until: string;
                         statuses: ("failed" | "disabled")[];
-                        /** @description Deliveries a recovery made now would replay (those already replayed are not counted). */
+                        /**
+                         * @description Deliveries a recovery made now would replay (those already replayed are not counted).
+                         * @example 42
+                         */
                         count: number;
                     };
                 };
@@ -11337,81 +12868,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response. ENDPOINT_INACTIVE: the webhook endpoint is paused, auto-disabled or deleted; re-enable it first */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -11424,27 +12971,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -11453,7 +13004,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -11482,41 +13036,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -11529,27 +13091,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -11557,13 +13123,22 @@ export interface operations {
     listWebhookRecoveriesInWorkspace: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
             };
             header?: {
-                /** @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given. */
+                /**
+                 * @description Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.
+                 * @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g
+                 */
                 "service-workspace-id"?: string;
             };
             path: {
@@ -11598,41 +13173,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -11645,27 +13228,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -11673,9 +13260,15 @@ export interface operations {
     listApiKeys: {
         parameters: {
             query?: {
-                /** @description Items per page (default 20, at most 100). */
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Opaque cursor, taken from nextPageUrl or previousPageUrl only. */
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
                 page?: string;
             };
             header?: never;
@@ -11698,11 +13291,19 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description key_... */
+                            /**
+                             * @description key_...
+                             * @example key_01jq2m7b6e0h4m8q2t6x0a4d8g
+                             */
                             id: string;
+                            /** @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g */
                             workspaceId: string;
+                            /** @example Checkout service */
                             name: string;
-                            /** @description The start of the key, for recognising it. */
+                            /**
+                             * @description The start of the key, for recognising it.
+                             * @example svc_sk_4fT9
+                             */
                             prefix: string;
                             test: boolean;
                             /** @description Requests per minute; null for the default. */
@@ -11722,41 +13323,49 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -11769,27 +13378,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -11798,7 +13411,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md. */
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -11810,6 +13426,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @example Checkout service */
                     name: string;
                     /** @description Issue a test key (svc_sk_test_...). */
                     test?: boolean;
@@ -11830,11 +13447,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description key_... */
+                        /**
+                         * @description key_...
+                         * @example key_01jq2m7b6e0h4m8q2t6x0a4d8g
+                         */
                         id: string;
+                        /** @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g */
                         workspaceId: string;
+                        /** @example Checkout service */
                         name: string;
-                        /** @description The start of the key, for recognising it. */
+                        /**
+                         * @description The start of the key, for recognising it.
+                         * @example svc_sk_4fT9
+                         */
                         prefix: string;
                         test: boolean;
                         /** @description Requests per minute; null for the default. */
@@ -11842,7 +13467,10 @@ export interface operations {
                         /** Format: date-time */
                         createdAt: string;
                         revokedAt: string | null;
-                        /** @description The whole key, returned this once. */
+                        /**
+                         * @description The whole key, returned this once.
+                         * @example svc_sk_4fT9qLm2Xv7Rk1Pz8Wc3Nb6Hy0Jd5Ga2ET6pQ1
+                         */
                         key: string;
                     };
                 };
@@ -11851,81 +13479,97 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -11938,27 +13582,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -11987,11 +13635,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description key_... */
+                        /**
+                         * @description key_...
+                         * @example key_01jq2m7b6e0h4m8q2t6x0a4d8g
+                         */
                         id: string;
+                        /** @example wsp_01jq2m6b8e2h6m0q4t8x2a6d0g */
                         workspaceId: string;
+                        /** @example Checkout service */
                         name: string;
-                        /** @description The start of the key, for recognising it. */
+                        /**
+                         * @description The start of the key, for recognising it.
+                         * @example svc_sk_4fT9
+                         */
                         prefix: string;
                         test: boolean;
                         /** @description Requests per minute; null for the default. */
@@ -12006,61 +13662,73 @@ export interface operations {
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
             401: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
             404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
             413: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
             415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
@@ -12073,27 +13741,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
             500: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description UNAVAILABLE: the database is unreachable; retry later */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

@@ -20,7 +20,7 @@ export type WebhookDelivery = Schemas['WebhookDelivery'];
 /** A browser registered for Web Push (POST /v1/me/push-devices); the message it gets is described in docs/notifications.md. */
 export type PushDevice = Schemas['PushDevice'];
 /** The error envelope's body: `{code, message, requestId, details?}`. */
-export type ApiErrorBody = Schemas['Error']['error'];
+export type ApiErrorBody = Schemas['ErrorResponse']['error'];
 export type ErrorCode = ApiErrorBody['code'];
 
 /** The resource behind each `subject.type`, as its retrieve operation answers it. */

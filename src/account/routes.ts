@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { EXAMPLE_EMAIL, EXAMPLE_WORKSPACE_ID, exampleId } from '../openapi/examples.js';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ExpandParam, parseExpand } from '../http/expand.js';
@@ -11,34 +12,41 @@ const any = { scope: 'any' } as const;
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 const WorkspaceSummary = Type.Object({
-  id: Type.String({ description: 'wsp_...' }),
-  slug: Type.String(),
-  name: Type.String(),
-  image: Nullable(Type.String()),
-  role: Type.String({ description: 'The caller\'s resolved role: owner, admin, viewer (or api_key).' }),
+  id: Type.String({ description: 'wsp_...', examples: [EXAMPLE_WORKSPACE_ID] }),
+  slug: Type.String({ examples: ['store'] }),
+  name: Type.String({ examples: ['Store'] }),
+  image: Nullable(Type.String({ examples: ['https://cdn.example.com/store.png'] })),
+  role: Type.String({ description: 'The caller\'s resolved role: owner, admin, viewer (or api_key).', examples: ['admin'] }),
   implicit: Type.Boolean({ description: 'True when the role comes from the organization rather than a workspace membership.' }),
-  permissions: Type.Array(Type.String()),
+  permissions: Type.Array(Type.String({ examples: ['workspace:products:write'] })),
 });
 
-const Workspace = Type.Composite([WorkspaceSummary, Type.Object({ organizationId: Type.String() })]);
+const Workspace = Type.Composite([WorkspaceSummary, Type.Object({ organizationId: Type.String({ examples: [exampleId('org')] }) })]);
 
 const Organization = Type.Object({
-  id: Type.String({ description: 'org_...' }),
-  slug: Type.String(),
-  name: Type.String(),
-  logo: Nullable(Type.String()),
-  role: Type.String({ description: 'The caller\'s role in the organization: owner, admin, member (or api_key).' }),
-  permissions: Type.Array(Type.String()),
+  id: Type.String({ description: 'org_...', examples: [exampleId('org')] }),
+  slug: Type.String({ examples: ['acme'] }),
+  name: Type.String({ examples: ['Acme Inc.'] }),
+  logo: Nullable(Type.String({ examples: ['https://cdn.example.com/acme.png'] })),
+  role: Type.String({ description: 'The caller\'s role in the organization: owner, admin, member (or api_key).', examples: ['owner'] }),
+  permissions: Type.Array(Type.String({ examples: ['org:read'] })),
   workspaces: Type.Optional(Type.Array(WorkspaceSummary, { description: 'Present only with expand=workspaces.' })),
 });
 
 const Me = Type.Object({
-  user: Nullable(Type.Object({ id: Type.String(), email: Type.String(), name: Type.String(), createdAt: Type.String({ format: 'date-time' }) })),
+  user: Nullable(
+    Type.Object({
+      id: Type.String({ examples: [exampleId('usr')] }),
+      email: Type.String({ examples: [EXAMPLE_EMAIL] }),
+      name: Type.String({ examples: ['Ada Lovelace'] }),
+      createdAt: Type.String({ format: 'date-time' }),
+    }),
+  ),
   credential: Type.Object({
     type: Type.Union([Type.Literal('api_key'), Type.Literal('personal_access_token')]),
-    id: Type.String(),
+    id: Type.String({ examples: [exampleId('key')] }),
     test: Type.Boolean(),
-    workspaceId: Nullable(Type.String({ description: 'The bound workspace of an API key; null for a token.' })),
+    workspaceId: Nullable(Type.String({ description: 'The bound workspace of an API key; null for a token.', examples: [EXAMPLE_WORKSPACE_ID] })),
   }),
 });
 

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { EXAMPLE_WORKSPACE_ID, exampleId } from '../openapi/examples.js';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { notFound } from '../http/errors.js';
@@ -11,23 +12,26 @@ import { createApiKey, listApiKeys, revokeApiKey, toView } from './store.js';
 const manage = { scope: 'workspace', permission: 'workspace:api_keys:manage' } as const;
 
 const ApiKey = Type.Object({
-  id: Type.String({ description: 'key_...' }),
-  workspaceId: Type.String(),
-  name: Type.String(),
-  prefix: Type.String({ description: 'The start of the key, for recognising it.' }),
+  id: Type.String({ description: 'key_...', examples: [exampleId('key')] }),
+  workspaceId: Type.String({ examples: [EXAMPLE_WORKSPACE_ID] }),
+  name: Type.String({ examples: ['Checkout service'] }),
+  prefix: Type.String({ description: 'The start of the key, for recognising it.', examples: ['svc_sk_4fT9'] }),
   test: Type.Boolean(),
-  rateLimit: Type.Union([Type.Integer(), Type.Null()], { description: 'Requests per minute; null for the default.' }),
+  rateLimit: Type.Union([Type.Integer({ examples: [600] }), Type.Null()], { description: 'Requests per minute; null for the default.' }),
   createdAt: Type.String({ format: 'date-time' }),
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 
-const CreatedApiKey = Type.Composite([ApiKey, Type.Object({ key: Type.String({ description: 'The whole key, returned this once.' }) })]);
+const CreatedApiKey = Type.Composite([
+  ApiKey,
+  Type.Object({ key: Type.String({ description: 'The whole key, returned this once.', examples: ['svc_sk_4fT9qLm2Xv7Rk1Pz8Wc3Nb6Hy0Jd5Ga2ET6pQ1'] }) }),
+]);
 
 const ApiKeyCreate = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100 }),
+    name: Type.String({ minLength: 1, maxLength: 100, examples: ['Checkout service'] }),
     test: Type.Optional(Type.Boolean({ description: 'Issue a test key (svc_sk_test_...).' })),
-    rateLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()])),
+    rateLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000, examples: [600] }), Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -80,7 +84,7 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount
       ...common,
       operationId: 'revokeApiKey',
       summary: 'Revoke an API key, effective immediately',
-      params: mount.params({ keyId: IdParam('API key id (key_...).') }),
+      params: mount.params({ keyId: IdParam('key', 'API key id (key_...).') }),
       response: { 200: ApiKey },
     },
     handler: async (request) => {

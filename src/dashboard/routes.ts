@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { EXAMPLE_EMAIL, exampleId } from '../openapi/examples.js';
 import type { FastifyInstance } from 'fastify';
 import { findUser } from '../account/store.js';
 import type { AppContext } from '../context.js';
@@ -7,19 +8,23 @@ import { toIso } from '../lib/iso.js';
 import { countFailure } from '../ratelimit/hooks.js';
 import { CODE_PATTERN, endSession, isSessionToken, redeemSignInCode } from './store.js';
 
+const EXAMPLE_CODE = 'Zq3vR8kT1mW6yB0nC4xF7hJ2pL5sD9gA3eU6iO1rK8t';
 const SessionCreate = Type.Object(
-  { code: Type.String({ pattern: CODE_PATTERN, description: 'The code of a sign-in link (the part after #code=).' }) },
+  { code: Type.String({ pattern: CODE_PATTERN, description: 'The code of a sign-in link (the part after #code=).', examples: [EXAMPLE_CODE] }) },
   { additionalProperties: false },
 );
 
 const Session = Type.Object({
-  token: Type.String({ description: 'A personal access token (svc_pat_...) for this session: send it as Authorization: Bearer. Returned this once.' }),
-  tokenId: Type.String({ description: 'pat_... of the session token.' }),
+  token: Type.String({
+    description: 'A personal access token (svc_pat_...) for this session: send it as Authorization: Bearer. Returned this once.',
+    examples: ['svc_pat_8Hk2Lp5Qw9Zx3Cv7Bn1Mr4Ty6Ud0Fg2AS7kQ3'],
+  }),
+  tokenId: Type.String({ description: 'pat_... of the session token.', examples: [exampleId('pat')] }),
   expiresAt: Type.String({ format: 'date-time', description: 'When the session token stops working (12 hours after sign-in).' }),
-  user: Type.Object({ id: Type.String(), email: Type.String(), name: Type.String() }),
+  user: Type.Object({ id: Type.String({ examples: [exampleId('usr')] }), email: Type.String({ examples: [EXAMPLE_EMAIL] }), name: Type.String({ examples: ['Ada Lovelace'] }) }),
 });
 
-const SessionEnded = Type.Object({ id: Type.String({ description: 'pat_... of the revoked session token.' }), revoked: Type.Literal(true) });
+const SessionEnded = Type.Object({ id: Type.String({ description: 'pat_... of the revoked session token.', examples: [exampleId('pat')] }), revoked: Type.Literal(true) });
 
 /**
  * The dashboard's sign-in (DESIGN "Dashboard"): a one-time code from `svc admin dashboard-link` or

@@ -46,7 +46,7 @@ export function eventRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount)
       tags: ['Events'],
       operationId: 'getEvent',
       summary: 'Retrieve an event, byte-identical to the webhook body',
-      params: mount.params({ eventId: IdParam('Event id (evt_...).') }),
+      params: mount.params({ eventId: IdParam('evt', 'Event id (evt_...).') }),
       headers: WorkspaceHeader,
       response: { 200: Type.Ref('Event') },
     },

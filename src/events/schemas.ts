@@ -1,4 +1,5 @@
 import { Type, type TObject } from '@sinclair/typebox';
+import { exampleId } from '../openapi/examples.js';
 import { ListOf } from '../http/list.js';
 import { PageQuery } from '../http/pagination.js';
 import { EVENT_CATALOG, EVENT_TYPES, type EventType } from './catalog.js';
@@ -21,12 +22,19 @@ export const EventTypeName = Type.Unsafe<EventType>({
   description: 'A type of the event catalog (GET /v1/webhooks/endpoints/event-types).',
 });
 
+/** Each subject type's id prefix and path, for the examples. */
+const PREFIXES: Record<string, string> = { product: 'prd', order: 'ord', webhook_endpoint: 'whe' };
+const PATHS: Record<string, string> = { product: 'products', order: 'orders', webhook_endpoint: 'webhooks/endpoints' };
+
 const Subject = (type: string) =>
   Type.Object(
     {
-      id: Type.String({ description: 'Id of the resource.' }),
+      id: Type.String({ description: 'Id of the resource.', examples: [exampleId(PREFIXES[type] ?? 'prd')] }),
       type: Type.Literal(type),
-      url: Type.String({ description: 'Path of the resource: fetch it for its current state (404 once it is deleted).' }),
+      url: Type.String({
+        description: 'Path of the resource: fetch it for its current state (404 once it is deleted).',
+        examples: [`/v1/${PATHS[type] ?? 'products'}/${exampleId(PREFIXES[type] ?? 'prd')}`],
+      }),
     },
     { description: 'The resource the event is about.' },
   );
@@ -35,7 +43,7 @@ const Subject = (type: string) =>
 export const EVENT_VARIANTS: TObject[] = EVENT_CATALOG.map(({ type, subject, description }) =>
   Type.Object(
     {
-      id: Type.String({ description: 'evt_...' }),
+      id: Type.String({ description: 'evt_...', examples: [exampleId('evt')] }),
       type: Type.Literal(type),
       created: Type.String({ format: 'date-time', description: 'Time of emission (ISO 8601, UTC, milliseconds).' }),
       ...(subject ? { subject: Subject(subject) } : {}),
@@ -65,8 +73,8 @@ export const EventListQuery = Type.Object(
   {
     ...PageQuery,
     type: Type.Optional(EventTypeFilter('Exact event type, from the catalog.')),
-    subjectType: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Subject type, e.g. product.' })),
-    subjectId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Subject id; requires subjectType.' })),
+    subjectType: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Subject type, e.g. product.', examples: ['product'] })),
+    subjectId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Subject id; requires subjectType.', examples: [exampleId('prd')] })),
   },
   { additionalProperties: false },
 );

@@ -44,12 +44,20 @@ export const ErrorBody = Type.Object(
   {
     error: Type.Object({
       code: Type.Union(Object.keys(ERROR_STATUS).map((c) => Type.Literal(c))),
-      message: Type.String(),
-      requestId: Type.String(),
-      details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+      message: Type.String({ examples: ['Invalid body: body.price.currency: must be an ISO 4217 currency code such as USD, EUR or JPY (upper case).'] }),
+      requestId: Type.String({ examples: ['req_01jq2m9h4w8a2e6j0n4r8v2y6c'] }),
+      details: Type.Optional(
+        Type.Array(
+          Type.Object({
+            path: Type.String({ examples: ['body.price.currency'] }),
+            message: Type.String({ examples: ['must be an ISO 4217 currency code such as USD, EUR or JPY (upper case)'] }),
+          }),
+        ),
+      ),
     }),
   },
-  { $id: 'Error', description: 'The error envelope of every 4xx and 5xx response.' },
+  // Not "Error": a generated TypeScript client would shadow the global Error class with it.
+  { $id: 'ErrorResponse', description: 'The error envelope of every 4xx and 5xx response.' },
 );
 
 /** What each code means: the descriptions of the OpenAPI document's error responses. */

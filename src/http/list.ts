@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { EXAMPLE_PAGE_URL } from '../openapi/examples.js';
 import type { FastifyRequest } from 'fastify';
 import { validation } from './errors.js';
 import type { Cursor, Page } from '../db/keyset.js';
@@ -15,8 +16,10 @@ export function ListOf<T extends TSchema>(item: T, description: string) {
   return Type.Object(
     {
       data: Type.Array(item),
-      nextPageUrl: Type.Union([Type.String(), Type.Null()], { description: 'URL of the next page; null at the end.' }),
-      previousPageUrl: Type.Union([Type.String(), Type.Null()], { description: 'URL of the previous page; null on the first page.' }),
+      nextPageUrl: Type.Union([Type.String({ format: 'uri', examples: [EXAMPLE_PAGE_URL] }), Type.Null()], { description: 'URL of the next page; null at the end.' }),
+      previousPageUrl: Type.Union([Type.String({ format: 'uri', examples: [EXAMPLE_PAGE_URL] }), Type.Null()], {
+        description: 'URL of the previous page; null on the first page.',
+      }),
     },
     { description },
   );

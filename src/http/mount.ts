@@ -1,4 +1,6 @@
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
+import type { IdPrefix } from '../lib/ids.js';
+import { EXAMPLE_WORKSPACE_ID } from '../openapi/examples.js';
 
 /**
  * Workspace resources answer at `/v1/<resource>` and at `/v1/workspaces/{workspaceId}/<resource>`;
@@ -16,16 +18,25 @@ export const WORKSPACE_MOUNTS: Mount[] = [false, true].map((inPath) => ({
   inPath,
   params: (extra: TProperties = {}): TObject =>
     Type.Object({
-      ...(inPath ? { workspaceId: Type.String({ description: 'Workspace id (wsp_...).' }) } : {}),
+      ...(inPath ? { workspaceId: IdParam('wsp', 'Workspace id (wsp_...).') } : {}),
       ...extra,
     }),
 }));
 
 export const WorkspaceHeader = Type.Object({
   'service-workspace-id': Type.Optional(
-    Type.String({ description: 'Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.' }),
+    Type.String({
+      description: 'Workspace for a personal access token on /v1/<resource> routes; must match the path when both are given.',
+      examples: [EXAMPLE_WORKSPACE_ID],
+    }),
   ),
 });
 
-/** Path parameters are any short string: an id of the wrong shape is a 404, never a 400 or 500. */
-export const IdParam = (description: string) => Type.String({ description });
+/**
+ * Path parameters are any short string: an id of the wrong shape is a 404, never a 400 or 500.
+ * The document shows the id's shape (openapi/document.ts turns `x-id-prefix` into a pattern),
+ * which validation leaves alone.
+ */
+export function IdParam(prefix: IdPrefix, description: string) {
+  return Type.String({ description, 'x-id-prefix': prefix });
+}

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Cursor } from '../db/keyset.js';
 import { safeEqual } from '../lib/secretbox.js';
+import { EXAMPLE_PAGE } from '../openapi/examples.js';
 import { validation } from './errors.js';
 
 /**
@@ -14,10 +15,10 @@ export const MAX_LIMIT = 100;
 
 export const PageQuery = {
   limit: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Items per page (default 20, at most 100).' }),
+    Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Items per page (default 20, at most 100).', examples: [20] }),
   ),
   page: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 512, description: 'Opaque cursor, taken from nextPageUrl or previousPageUrl only.' }),
+    Type.String({ minLength: 1, maxLength: 512, description: 'Opaque cursor, taken from nextPageUrl or previousPageUrl only.', examples: [EXAMPLE_PAGE] }),
   ),
 };
 

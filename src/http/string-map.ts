@@ -15,4 +15,5 @@ export const Metadata = StringMap(Type.String({ maxLength: 500 }), {
   maxProperties: 50,
   propertyNames: { minLength: 1, maxLength: 40 },
   description: 'Up to 50 string keys (1-40 characters) with string values (up to 500 characters).',
+  examples: [{ sku: 'ESP-1KG', roast: 'medium' }],
 });

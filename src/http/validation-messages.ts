@@ -1,4 +1,7 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
+import { CURRENCY_PATTERN } from '../lib/money.js';
+import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from '../webhooks/endpoints/headers.js';
+import { URL_PATTERN } from '../webhooks/endpoints/schemas.js';
 import type { ErrorDetail } from './errors.js';
 
 type AjvError = FastifySchemaValidationError & { propertyName?: string };
@@ -43,6 +46,10 @@ export const PRINTABLE_ASCII = '^[\\x20-\\x7E]*$';
 /** Patterns described in words rather than shown. */
 const PATTERNS: Record<string, string> = {
   [PRINTABLE_ASCII]: 'must be printable ASCII characters only (space to ~)',
+  [CURRENCY_PATTERN]: 'must be an ISO 4217 currency code such as USD, EUR or JPY (upper case)',
+  [URL_PATTERN]: 'must be an absolute URL of the form https://host/path, without spaces, control characters, user name or password',
+  [HEADER_NAME_PATTERN]: "is not a valid header name (1-100 letters, digits and !#$%&'*+.^_`|~-)",
+  [HEADER_VALUE_PATTERN]: 'must be printable ASCII characters, without spaces at either end',
 };
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -19,6 +19,7 @@ export const IdempotencyKey = Type.String({
     'gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the ' +
     'workspace and the credential\'s user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; ' +
     'while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.',
+  examples: ['5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c'],
 });
 
 export const IdempotentReplayed = {

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { EXAMPLE_WORKSPACE_ID, exampleId } from '../openapi/examples.js';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
@@ -14,14 +15,24 @@ import { listNotifications, markNotificationRead, toView } from './store.js';
 const user = { scope: 'user' } as const;
 
 const Notification = Type.Object({
-  id: Type.String({ description: 'ntf_...' }),
-  type: Type.String({ description: 'What happened, e.g. webhook.endpoint.auto_disabled.' }),
-  workspaceId: Type.String({ description: 'The workspace it happened in.' }),
+  id: Type.String({ description: 'ntf_...', examples: [exampleId('ntf')] }),
+  type: Type.String({ description: 'What happened, e.g. webhook.endpoint.auto_disabled.', examples: ['webhook.endpoint.auto_disabled'] }),
+  workspaceId: Type.String({ description: 'The workspace it happened in.', examples: [EXAMPLE_WORKSPACE_ID] }),
   subject: Type.Union(
-    [Type.Object({ id: Type.String(), type: Type.String(), url: Type.Optional(Type.String()) }, { additionalProperties: true }), Type.Null()],
+    [
+      Type.Object(
+        {
+          id: Type.String({ examples: [exampleId('whe')] }),
+          type: Type.String({ examples: ['webhook_endpoint'] }),
+          url: Type.Optional(Type.String({ examples: [`/v1/webhooks/endpoints/${exampleId('whe')}`] })),
+        },
+        { additionalProperties: true },
+      ),
+      Type.Null(),
+    ],
     { description: 'The resource concerned, e.g. {id: "whe_...", type: "webhook_endpoint", url: "/v1/webhooks/endpoints/whe_..."}.' },
   ),
-  message: Type.String({ description: 'A sentence for people.' }),
+  message: Type.String({ description: 'A sentence for people.', examples: ['The webhook endpoint https://hooks.example.com/svc was disabled after 5 consecutive failed deliveries.'] }),
   createdAt: Type.String({ format: 'date-time' }),
   readAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
@@ -101,7 +112,7 @@ export function notificationRoutes(app: FastifyInstance, ctx: AppContext): void 
       tags: ['Notifications'],
       operationId: 'markNotificationRead',
       summary: "Mark one of the calling token's user's notifications read (again: no change)",
-      params: Type.Object({ notificationId: IdParam('Notification id (ntf_...).') }),
+      params: Type.Object({ notificationId: IdParam('ntf', 'Notification id (ntf_...).') }),
       response: { 200: Notification },
     },
     handler: async (request) => {

@@ -1,6 +1,7 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
 import { ERROR_MEANINGS, ERROR_STATUS, type ErrorCode } from '../http/errors.js';
+import { accessDescription } from './access.js';
 import { IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, IdempotencyKey, IdempotentReplayed } from '../idempotency/header.js';
 
 declare module 'fastify' {
@@ -75,7 +76,7 @@ export function errorResponses(codes: ErrorCode[]): Record<number, TSchema> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
   return Object.fromEntries(
-    [...byStatus].map(([status, list]) => [status, { ...Type.Ref('Error'), description: list.map((c) => `${c}: ${ERROR_MEANINGS[c]}`).join('. ') }]),
+    [...byStatus].map(([status, list]) => [status, { ...Type.Ref('ErrorResponse'), description: list.map((c) => `${c}: ${ERROR_MEANINGS[c]}`).join('. ') }]),
   );
 }
 
@@ -96,12 +97,14 @@ export function addPostHeaders(route: RouteOptions, postHeaders: readonly PostHe
 }
 
 /**
- * The route's schema as the document shows it: its error responses added. Only the document needs
+ * The route's schema as the document shows it: its error responses and a description added. Only the document needs
  * them: error bodies come from the one error handler, and leaving them out of the route schemas
  * spares Fastify compiling a serializer per route and status at every start.
  */
 export function documentedSchema(route: RouteFacts & { schema?: unknown }, postHeaders: readonly PostHeader[] = POST_HEADERS): Record<string, unknown> | undefined {
-  const schema = route.schema as (Record<string, unknown> & { response?: Record<string, unknown> }) | undefined;
+  const schema = route.schema as (Record<string, unknown> & { response?: Record<string, unknown>; description?: string }) | undefined;
   if (!schema) return undefined;
-  return { ...schema, response: { ...errorResponses(routeErrorCodes(route, postHeaders)), ...schema.response } };
+  // Every operation's description says who may call it, after what the route says of itself.
+  const description = [schema.description, accessDescription(route.config?.auth)].filter(Boolean).join('\n\n');
+  return { ...schema, description, response: { ...errorResponses(routeErrorCodes(route, postHeaders)), ...schema.response } };
 }

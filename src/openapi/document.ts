@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { exampleId } from './examples.js';
 import { documentedSchema, type PostHeader } from './conventions.js';
 import { WEBHOOK_HEADER_PARAMETERS, webhooksSection } from './webhooks.js';
 
@@ -22,7 +23,7 @@ export const TAGS = [
   { name: 'API keys', description: 'Keys bound to one workspace; managed with an Owner or Admin personal access token.' },
   {
     name: 'Dashboard',
-    description: 'Signing in to the dashboard (/dashboard/) with a one-time link, and out again. See docs/dashboard.md.',
+    description: 'Signing in to the dashboard at /dashboard/ with a one-time link, and out again. See docs/dashboard.md.',
   },
   {
     name: 'Webhook events',
@@ -67,16 +68,24 @@ function distinguishMounts(doc: Document): void {
 
 /**
  * `expand` is validated as text (comma-separated names, see http/expand.ts) and documented as what
- * it is on the wire: an array of the route's names, written comma-separated.
+ * it is on the wire: an array of the route's names, written comma-separated; a name given twice
+ * counts once, as the spec allows. A path parameter that takes an id documents its shape
+ * (`x-id-prefix`, see http/mount.ts IdParam); an id of another shape is a 404, not a 400.
  */
-function expandParameters(doc: Document): void {
+function parameterShapes(doc: Document): void {
   for (const { op } of operationsOf(doc)) {
     for (const param of op.parameters ?? []) {
       const names = param.schema?.['x-expand'] as string[] | undefined;
-      if (param.in !== 'query' || !names) continue;
-      param.schema = { type: 'array', items: { type: 'string', enum: names }, uniqueItems: true };
-      param.style = 'form';
-      param.explode = false;
+      if (param.in === 'query' && names) {
+        param.schema = { type: 'array', items: { type: 'string', enum: names }, examples: [names] };
+        param.style = 'form';
+        param.explode = false;
+      }
+      const prefix = param.schema?.['x-id-prefix'] as string | undefined;
+      if (param.in === 'path' && prefix && param.schema) {
+        const { 'x-id-prefix': _prefix, ...schema } = param.schema;
+        param.schema = { ...schema, pattern: `^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`, examples: [exampleId(prefix)] };
+      }
     }
   }
 }
@@ -85,7 +94,7 @@ const SUCCESS: Record<string, string> = { '200': 'OK', '201': 'Created' };
 
 /**
  * A success without a description of its own says what its status says. Request-Id is on every
- * answer; the rate-limit headers on /v1 successes and 429s; Retry-After and WWW-Authenticate where
+ * answer; the rate-limit headers on every /v1 answer; Retry-After and WWW-Authenticate where
  * they apply; on a /v1 POST's success, the headers its POST headers add (Idempotent-Replayed).
  */
 function responseDetails(doc: Document, postHeaders: readonly PostHeader[]): void {
@@ -93,9 +102,9 @@ function responseDetails(doc: Document, postHeaders: readonly PostHeader[]): voi
   for (const { path, method, op } of operationsOf(doc)) {
     for (const [status, response] of Object.entries(op.responses)) {
       if (response.description === 'Default Response' && SUCCESS[status]) response.description = SUCCESS[status];
-      // An operation without a credential (security: []) has no credential's limit to report on success.
-      const counted = path.startsWith('/v1/') && op.security?.length !== 0;
-      const limited = (counted && status.startsWith('2')) || (path.startsWith('/v1/') && status === '429');
+      // Every /v1 answer may carry the credential's (or, for a failed authentication, the
+      // address's) limit; an operation without a credential (security: []) has none to report on success.
+      const limited = path.startsWith('/v1/') && !(op.security?.length === 0 && status.startsWith('2'));
       response.headers = {
         ...response.headers,
         'Request-Id': header('RequestId'),
@@ -111,7 +120,7 @@ function responseDetails(doc: Document, postHeaders: readonly PostHeader[]): voi
 /** The document-wide conventions, applied once to the document @fastify/swagger builds from the routes. */
 export function completeDocument(doc: Document, postHeaders: readonly PostHeader[]): Document {
   distinguishMounts(doc);
-  expandParameters(doc);
+  parameterShapes(doc);
   responseDetails(doc, postHeaders);
   doc.webhooks = webhooksSection();
   doc.components = { ...doc.components, headers: HEADERS, parameters: WEBHOOK_HEADER_PARAMETERS };
@@ -131,6 +140,8 @@ export function swaggerOptions(publicUrl: string, postHeaders: readonly PostHead
           '`Authorization: Bearer <API key or personal access token>`; errors share one envelope; lists are ' +
           'newest first with `nextPageUrl` and `previousPageUrl`. Receiving webhooks: docs/receiving-webhooks.md.',
         license: { name: pkg.license, identifier: pkg.license },
+        // A self-hosted service: its operators are the contact, at the address it runs on.
+        contact: { name: 'The operators of this service', url: `${publicUrl}/docs` },
       },
       servers: [{ url: publicUrl, description: 'This service (SVC_PUBLIC_URL)' }],
       tags: TAGS,

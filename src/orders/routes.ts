@@ -24,7 +24,7 @@ function orderIdOf(params: { orderId: string }): string {
 }
 
 export function orderRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
-  const orderParams = mount.params({ orderId: IdParam('Order id (ord_...).') });
+  const orderParams = mount.params({ orderId: IdParam('ord', 'Order id (ord_...).') });
   const common = { tags: ['Orders'], headers: WorkspaceHeader };
   const OrderRef = Type.Ref('Order');
 
@@ -37,6 +37,9 @@ export function orderRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount)
       ...common,
       operationId: 'createOrder',
       summary: 'Create an order from products of the workspace, snapshotting their names and prices',
+      description:
+        'Emits `order.created`. Each product must exist in the workspace, be active and have a price, and all prices must share one currency; ' +
+        'otherwise 400 naming the line item. The order starts `pending`.',
       params: mount.params(),
       body: OrderCreate,
       response: { 201: OrderRef },
@@ -112,6 +115,7 @@ export function orderRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount)
         ...common,
         operationId: `${name}Order`,
         summary: `${action.summary} (event ${action.event}; 409 INVALID_STATE from any other status)`,
+        description: `Emits \`${action.event}\`. From any other status: 409 \`INVALID_STATE\`, whose message names the current status and the actions allowed from it.`,
         params: orderParams,
         response: { 200: OrderRef },
       },

@@ -4,6 +4,8 @@ import { ExpandParam } from '../http/expand.js';
 import { ListOf } from '../http/list.js';
 import { PageQuery } from '../http/pagination.js';
 import { Metadata, StringMap } from '../http/string-map.js';
+import { Amount, Currency } from '../lib/money.js';
+import { EXAMPLE_EMAIL, EXAMPLE_PRODUCT_NAME, exampleId } from '../openapi/examples.js';
 import { ORDER_STATUSES } from './states.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -20,11 +22,11 @@ export const OrderStatus = Type.Union(
 
 export const OrderLineItem = Type.Object(
   {
-    productId: Type.String({ description: 'prd_... of the product; it may since have changed or been deleted.' }),
-    name: Type.String({ description: "The product's name when the order was created." }),
-    unitAmount: Type.Integer({ description: "The product's price when the order was created, in minor units." }),
-    quantity: Type.Integer({ minimum: 1, maximum: MAX_QUANTITY }),
-    amount: Type.Integer({ description: 'unitAmount × quantity, in minor units.' }),
+    productId: Type.String({ description: 'prd_... of the product; it may since have changed or been deleted.', examples: [exampleId('prd')] }),
+    name: Type.String({ description: "The product's name when the order was created.", examples: [EXAMPLE_PRODUCT_NAME] }),
+    unitAmount: Amount("The product's price when the order was created, in minor units."),
+    quantity: Type.Integer({ minimum: 1, maximum: MAX_QUANTITY, examples: [2] }),
+    amount: Amount('unitAmount × quantity, in minor units.', { examples: [4800] }),
   },
   { $id: 'OrderLineItem', description: 'A line of an order: a snapshot of its product taken at creation, which later product changes do not touch.' },
 );
@@ -33,12 +35,12 @@ export type LineItemView = Static<typeof OrderLineItem>;
 
 export const Order = Type.Object(
   {
-    id: Type.String({ description: 'ord_...' }),
+    id: Type.String({ description: 'ord_...', examples: [exampleId('ord')] }),
     status: OrderStatus,
-    currency: Type.String({ description: 'ISO 4217 code shared by every line item.' }),
-    amountTotal: Type.Integer({ description: 'Sum of the line items\' amounts, in minor units.' }),
-    customerEmail: Nullable(Type.String()),
-    metadata: StringMap(),
+    currency: Currency('ISO 4217 code shared by every line item.'),
+    amountTotal: Amount('Sum of the line items\' amounts, in minor units.', { examples: [4800] }),
+    customerEmail: Nullable(Type.String({ examples: [EXAMPLE_EMAIL] })),
+    metadata: StringMap(Type.String(), { examples: [{ channel: 'web' }] }),
     createdAt: Time('When the order was created.'),
     updatedAt: Time('When the order last changed: its status, metadata or customer e-mail.'),
     paidAt: NullableTime('When it was paid; null until then.'),
@@ -57,15 +59,15 @@ export const Order = Type.Object(
 
 export type OrderView = Static<typeof Order>;
 
-const CustomerEmail = Type.String({ format: 'email', maxLength: 254, description: 'The customer\'s e-mail address.' });
+const CustomerEmail = Type.String({ format: 'email', maxLength: 254, description: 'The customer\'s e-mail address.', examples: [EXAMPLE_EMAIL] });
 
 export const OrderCreate = Type.Object(
   {
     lineItems: Type.Array(
       Type.Object(
         {
-          productId: Type.String({ minLength: 1, maxLength: 100, description: 'prd_... of an active product of this workspace that has a price.' }),
-          quantity: Type.Integer({ minimum: 1, maximum: MAX_QUANTITY }),
+          productId: Type.String({ minLength: 1, maxLength: 100, description: 'prd_... of an active product of this workspace that has a price.', examples: [exampleId('prd')] }),
+          quantity: Type.Integer({ minimum: 1, maximum: MAX_QUANTITY, examples: [2] }),
         },
         { additionalProperties: false },
       ),

@@ -2,35 +2,27 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { sendCoalesced } from '../http/coalesce.js';
-import { notFound, validation } from '../http/errors.js';
+import { notFound } from '../http/errors.js';
 import { pageJson, pageUrls, requestCursor } from '../http/list.js';
 import { IdParam, WorkspaceHeader, type Mount } from '../http/mount.js';
 import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
 import { isId } from '../lib/ids.js';
-import { Deleted, ProductCreate, ProductList, ProductUpdate, isCurrency } from './schemas.js';
+import { Deleted, ProductCreate, ProductList, ProductUpdate } from './schemas.js';
 import { deleteProduct, findProduct, listProductsJson, toView, updateProduct, type ProductRow } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:products:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:products:write' } as const;
 const ListQuery = Type.Object(PageQuery, { additionalProperties: false });
 
-function checkCurrency(price: { currency: string } | null | undefined): void {
-  if (price && !isCurrency(price.currency)) {
-    throw validation(`Unknown currency "${price.currency}": use an ISO 4217 code such as USD or EUR.`, [
-      { path: 'body.price.currency', message: 'not an ISO 4217 currency code' },
-    ]);
-  }
-}
 
 export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
-  const productParams = mount.params({ productId: IdParam('Product id (prd_...).') });
+  const productParams = mount.params({ productId: IdParam('prd', 'Product id (prd_...).') });
   const common = { tags: ['Products'], headers: WorkspaceHeader };
 
   app.post<{ Body: Static<typeof ProductCreate> }>('/products', {
     config: { auth: write },
-    schema: { ...common, operationId: 'createProduct', summary: 'Create a product', params: mount.params(), body: ProductCreate, response: { 201: Type.Ref('Product') } },
+    schema: { ...common, operationId: 'createProduct', summary: 'Create a product', description: 'Emits `product.created`.', params: mount.params(), body: ProductCreate, response: { 201: Type.Ref('Product') } },
     handler: async (request, reply) => {
-      checkCurrency(request.body.price);
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
       const row = await ctx.productCreations.create(workspaceId, request.body, now);
@@ -66,11 +58,10 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
 
   app.patch<{ Params: { productId: string }; Body: Static<typeof ProductUpdate> }>('/products/:productId', {
     config: { auth: write },
-    schema: { ...common, operationId: 'updateProduct', summary: 'Update a product', params: productParams, body: ProductUpdate, response: { 200: Type.Ref('Product') } },
+    schema: { ...common, operationId: 'updateProduct', summary: 'Update a product', description: 'Emits `product.updated`; `metadata` replaces the whole map, null clears `description` or `price`.', params: productParams, body: ProductUpdate, response: { 200: Type.Ref('Product') } },
     handler: async (request) => {
       const { productId } = request.params;
       if (!isId('prd', productId)) throw notFound('product');
-      checkCurrency(request.body.price);
       const workspaceId = request.workspace!.id;
       const now = ctx.clock.now();
       const [row] = await ctx.outbox.write<ProductRow>(updateProduct(workspaceId, productId, request.body, now));
@@ -81,7 +72,7 @@ export function productRoutes(app: FastifyInstance, ctx: AppContext, mount: Moun
 
   app.delete<{ Params: { productId: string } }>('/products/:productId', {
     config: { auth: write },
-    schema: { ...common, operationId: 'deleteProduct', summary: 'Delete a product; its events stay readable', params: productParams, response: { 200: Deleted } },
+    schema: { ...common, operationId: 'deleteProduct', summary: 'Delete a product; its events stay readable', description: 'Emits `product.deleted`; orders keep their snapshot of the product.', params: productParams, response: { 200: Deleted } },
     handler: async (request) => {
       const { productId } = request.params;
       if (!isId('prd', productId)) throw notFound('product');

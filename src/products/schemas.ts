@@ -1,29 +1,27 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListOf } from '../http/list.js';
 import { Metadata, StringMap } from '../http/string-map.js';
+import { Amount, Currency } from '../lib/money.js';
+import { EXAMPLE_PRODUCT_NAME, exampleId } from '../openapi/examples.js';
 
-const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
-
-export function isCurrency(code: string): boolean {
-  return CURRENCIES.has(code);
-}
+const DESCRIPTION = 'Single-origin beans from Huila, Colombia, roasted for espresso.';
 
 export const Price = Type.Object(
   {
-    amount: Type.Integer({ minimum: 0, maximum: 999_999_999_999, description: 'Integer amount in minor units (cents).' }),
-    currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case (USD, EUR, JPY).' }),
+    amount: Amount('Integer amount in minor units (cents).', { minimum: 0, maximum: 999_999_999_999, examples: [2400] }),
+    currency: Currency('ISO 4217 code, upper case (USD, EUR, JPY), of the ones the service accepts (the pattern lists them).'),
   },
   { additionalProperties: false },
 );
 
 export const Product = Type.Object(
   {
-    id: Type.String({ description: 'prd_...' }),
-    name: Type.String(),
-    description: Type.Union([Type.String(), Type.Null()]),
+    id: Type.String({ description: 'prd_...', examples: [exampleId('prd')] }),
+    name: Type.String({ examples: [EXAMPLE_PRODUCT_NAME] }),
+    description: Type.Union([Type.String({ examples: [DESCRIPTION] }), Type.Null()]),
     price: Type.Union([Price, Type.Null()]),
     active: Type.Boolean(),
-    metadata: StringMap(),
+    metadata: StringMap(Type.String(), { examples: [{ sku: 'ESP-1KG', roast: 'medium' }] }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
@@ -31,8 +29,8 @@ export const Product = Type.Object(
 );
 
 const fields = {
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  description: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]),
+  name: Type.String({ minLength: 1, maxLength: 200, examples: [EXAMPLE_PRODUCT_NAME] }),
+  description: Type.Union([Type.String({ maxLength: 2000, examples: [DESCRIPTION] }), Type.Null()]),
   price: Type.Union([Price, Type.Null()]),
   active: Type.Boolean(),
   metadata: Metadata,
@@ -57,7 +55,7 @@ export const ProductUpdate = Type.Partial(Type.Object(fields), {
 
 export const ProductList = ListOf(Type.Ref('Product'), 'Products of the workspace, newest first.');
 
-export const Deleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) });
+export const Deleted = Type.Object({ id: Type.String({ examples: [exampleId('prd')] }), deleted: Type.Literal(true) });
 
 export type ProductCreateInput = Static<typeof ProductCreate>;
 export type ProductUpdateInput = Static<typeof ProductUpdate>;

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { exampleId } from '../../openapi/examples.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticate, resolveWorkspace } from '../../auth/plugin.js';
 import type { AppContext } from '../../context.js';
@@ -33,7 +34,11 @@ export const EventStreamQuery = Type.Object(
       }),
     ),
     after: Type.Optional(
-      Type.String({ maxLength: 100, description: 'Start right after this event (evt_...), from the event log. The Last-Event-ID header, when sent, takes its place.' }),
+      Type.String({
+        maxLength: 100,
+        description: 'Start right after this event (evt_...), from the event log. The Last-Event-ID header, when sent, takes its place.',
+        examples: [exampleId('evt')],
+      }),
     ),
   },
   { additionalProperties: false },
@@ -42,7 +47,11 @@ export const EventStreamQuery = Type.Object(
 const StreamHeaders = Type.Object({
   ...WorkspaceHeader.properties,
   'last-event-id': Type.Optional(
-    Type.String({ maxLength: 100, description: 'The id of the last event received (evt_...): the stream resumes right after it. Clients such as EventSource send it when they reconnect.' }),
+    Type.String({
+      maxLength: 100,
+      description: 'The id of the last event received (evt_...): the stream resumes right after it. Clients such as EventSource send it when they reconnect.',
+      examples: [exampleId('evt')],
+    }),
   ),
 });
 
@@ -81,6 +90,10 @@ export function eventStreamRoutes(app: FastifyInstance, ctx: AppContext, mount: 
             'text/event-stream': {
               schema: Type.String({
                 description: 'Server-Sent Events, e.g. `id: evt_...` then `data: {"id":"evt_...","type":"product.created",...}` then an empty line.',
+                examples: [
+                  `retry: 1000\n\nid: ${exampleId('evt')}\ndata: {"id":"${exampleId('evt')}","type":"product.created","created":"2026-11-25T14:03:07.123Z",` +
+                    `"subject":{"id":"${exampleId('prd')}","type":"product","url":"/v1/products/${exampleId('prd')}"}}\n\n: keep-alive\n\n`,
+                ],
               }),
             },
           },

@@ -29,7 +29,7 @@ function filtersOf(query: DeliveryListQueryInput): DeliveryFilters {
 }
 
 export function webhookDeliveryRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
-  const deliveryParams = mount.params({ deliveryId: IdParam('Webhook delivery id (whd_...).') });
+  const deliveryParams = mount.params({ deliveryId: IdParam('whd', 'Webhook delivery id (whd_...).') });
   const common = { tags: ['Webhook deliveries'], headers: WorkspaceHeader };
 
   app.get<{ Querystring: DeliveryListQueryInput }>('/webhooks/deliveries', {

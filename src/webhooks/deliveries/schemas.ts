@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { EXAMPLE_WORKSPACE_ID, exampleId } from '../../openapi/examples.js';
 import { EventTypeFilter } from '../../events/schemas.js';
 import { CreatedRange } from '../../http/created-range.js';
 import { ListOf } from '../../http/list.js';
@@ -7,39 +8,49 @@ import { StringMap } from '../../http/string-map.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
+/** The headers of a delivery request as the log keeps them: the signature, never a secret. */
+const REQUEST_HEADERS = {
+  'content-type': 'application/json',
+  'webhook-id': exampleId('whd'),
+  'webhook-timestamp': '1795615387',
+  'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+};
+
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('success'), Type.Literal('failed'), Type.Literal('disabled')], {
   description: 'pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive.',
 });
 
 const listFields = {
-  id: Type.String({ description: 'whd_...; also the webhook-id header, reused by retries.' }),
-  endpointId: Type.String({ description: 'whe_...' }),
-  eventId: Type.String({ description: 'The originating event, or a synthetic evt_ id for webhook.ping and replays.' }),
-  eventType: Type.String(),
-  workspaceId: Type.String(),
+  id: Type.String({ description: 'whd_...; also the webhook-id header, reused by retries.', examples: [exampleId('whd')] }),
+  endpointId: Type.String({ description: 'whe_...', examples: [exampleId('whe')] }),
+  eventId: Type.String({ description: 'The originating event, or a synthetic evt_ id for webhook.ping and replays.', examples: [exampleId('evt')] }),
+  eventType: Type.String({ examples: ['order.paid'] }),
+  workspaceId: Type.String({ examples: [EXAMPLE_WORKSPACE_ID] }),
   status: Status,
-  attempt: Type.Integer({ description: 'HTTP attempts made so far.' }),
+  attempt: Type.Integer({ description: 'HTTP attempts made so far.', examples: [1] }),
   createdAt: Type.String({ format: 'date-time', description: 'When the row was enqueued.' }),
   deliveredAt: Nullable(Type.String({ format: 'date-time', description: 'Time of the successful attempt.' })),
-  error: Nullable(Type.String({ description: 'Short error of the last failed attempt.' })),
-  responseStatus: Nullable(Type.Integer({ description: 'HTTP status of the last attempt.' })),
-  responseTimeMs: Nullable(Type.Integer({ description: 'Round trip of the last attempt in milliseconds.' })),
-  replayOf: Nullable(Type.String({ description: 'For a replay, the id of the delivery it copies.' })),
+  error: Nullable(Type.String({ description: 'Short error of the last failed attempt.', examples: ['HTTP 503'] })),
+  responseStatus: Nullable(Type.Integer({ description: 'HTTP status of the last attempt.', examples: [200] })),
+  responseTimeMs: Nullable(Type.Integer({ description: 'Round trip of the last attempt in milliseconds.', examples: [142] })),
+  replayOf: Nullable(Type.String({ description: 'For a replay, the id of the delivery it copies.', examples: [exampleId('whd')] })),
 };
 
 export const WebhookDelivery = Type.Object(listFields, { $id: 'WebhookDelivery', description: 'One delivery of one event to one endpoint.' });
 
-const HeaderMap = (description: string) => Type.Union([StringMap(), Type.Null()], { description });
+const HeaderMap = (description: string, example: Record<string, string>) => Type.Union([StringMap(Type.String(), { examples: [example] }), Type.Null()], { description });
 
 export const WebhookDeliveryDetail = Type.Object({
   delivery: Type.Object({
     ...listFields,
     nextAttemptAt: Nullable(Type.String({ format: 'date-time', description: 'When the next attempt is due; null once finished.' })),
     requestBody: Type.Unknown({ description: 'The JSON body sent (or to be sent).' }),
-    requestHeaders: HeaderMap('Headers of the last attempt, without secrets; null before the first attempt.'),
-    responseBody: Nullable(Type.String({ description: 'Body of the last response, truncated; null without a response.' })),
-    responseHeaders: HeaderMap('Headers of the last response; null without a response.'),
-    subject: Nullable(Type.Object({ id: Type.String(), type: Type.String() }, { description: 'The resource the event is about; null for webhook.ping.' })),
+    requestHeaders: HeaderMap('Headers of the last attempt, without secrets; null before the first attempt.', REQUEST_HEADERS),
+    responseBody: Nullable(Type.String({ description: 'Body of the last response, truncated; null without a response.', examples: ['{"received":true}'] })),
+    responseHeaders: HeaderMap('Headers of the last response; null without a response.', { 'content-type': 'application/json' }),
+    subject: Nullable(
+      Type.Object({ id: Type.String({ examples: [exampleId('ord')] }), type: Type.String({ examples: ['order'] }) }, { description: 'The resource the event is about; null for webhook.ping.' }),
+    ),
   }),
 });
 
@@ -48,9 +59,9 @@ export const DeliveryList = ListOf(Type.Ref('WebhookDelivery'), 'Deliveries of t
 export const DeliveryListQuery = Type.Object(
   {
     ...PageQuery,
-    endpointId: Type.Optional(Type.String({ pattern: '^whe_[0-9a-z]{26}$', description: 'Only deliveries to this endpoint (whe_...).' })),
+    endpointId: Type.Optional(Type.String({ pattern: '^whe_[0-9a-z]{26}$', description: 'Only deliveries to this endpoint (whe_...).', examples: [exampleId('whe')] })),
     eventId: Type.Optional(
-      Type.String({ pattern: '^evt_[0-9a-z]{26}$', description: 'Only deliveries of this event (evt_...), its replays (and theirs) included.' }),
+      Type.String({ pattern: '^evt_[0-9a-z]{26}$', description: 'Only deliveries of this event (evt_...), its replays (and theirs) included.', examples: [exampleId('evt')] }),
     ),
     status: Type.Optional(Status),
     eventType: Type.Optional(EventTypeFilter('Exact event type, from the catalog.')),
@@ -60,7 +71,7 @@ export const DeliveryListQuery = Type.Object(
 );
 
 export const Replayed = Type.Object({
-  delivery: Type.Object({ id: Type.String({ description: 'whd_... of the new delivery.' }), endpointId: Type.String() }),
+  delivery: Type.Object({ id: Type.String({ description: 'whd_... of the new delivery.', examples: [exampleId('whd')] }), endpointId: Type.String({ examples: [exampleId('whe')] }) }),
 });
 
 export type DeliveryListQueryInput = Static<typeof DeliveryListQuery>;

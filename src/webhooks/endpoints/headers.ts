@@ -10,7 +10,8 @@ export const MAX_HEADER_VALUE_LENGTH = 1000;
 export const REDACTED = '[redacted]';
 
 /** An HTTP field name (RFC 9110 token). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+const TOKEN = new RegExp(HEADER_NAME_PATTERN);
 
 /**
  * Names an endpoint may not set: the ones the signature and the request's framing are made of
@@ -22,7 +23,8 @@ const SET_BY_SERVICE = new Set(['content-type', 'content-length', 'host', 'user-
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect']);
 
 /** Visible ASCII and spaces inside, no space at either end. */
-const VALUE = /^(?:[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)$/;
+export const HEADER_VALUE_PATTERN = '^[\\x21-\\x7e](?:[\\x20-\\x7e]*[\\x21-\\x7e])?$';
+const VALUE = new RegExp(HEADER_VALUE_PATTERN);
 
 function reservedReason(name: string): string | null {
   if (SET_BY_SERVICE.has(name)) return `"${name}" is set by the service and cannot be sent as an extra header`;

@@ -49,7 +49,7 @@ function endpointIdOf(params: { endpointId: string }): string {
 }
 
 export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
-  const endpointParams = mount.params({ endpointId: IdParam('Webhook endpoint id (whe_...).') });
+  const endpointParams = mount.params({ endpointId: IdParam('whe', 'Webhook endpoint id (whe_...).') });
   const common = { tags: ['Webhook endpoints'], headers: WorkspaceHeader };
   const Endpoint = Type.Ref('WebhookEndpoint');
   const Stats = Type.Ref('WebhookEndpointStats');

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { exampleId } from '../../openapi/examples.js';
 import { EVENT_TYPES } from '../../events/catalog.js';
 import { ApiError, validation } from '../../http/errors.js';
 import { ExpandParam } from '../../http/expand.js';
@@ -6,21 +7,32 @@ import { ListOf } from '../../http/list.js';
 import { PageQuery } from '../../http/pagination.js';
 import { StringMap } from '../../http/string-map.js';
 import { subscriptionPatterns } from '../../events/patterns.js';
-import { MAX_HEADERS, MAX_HEADER_VALUE_LENGTH } from './headers.js';
+import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MAX_HEADERS, MAX_HEADER_NAME_LENGTH, MAX_HEADER_VALUE_LENGTH } from './headers.js';
 import { HTTPS_ONLY } from './target.js';
 
 export const MAX_URL_LENGTH = 2048;
 
+/**
+ * What checkUrl accepts, as a pattern the document shows and validation applies first: http(s),
+ * a host, no user name or password, no spaces or control characters. Whether http:// and the
+ * host's addresses are allowed is checked after it (checkUrl, checkTarget).
+ */
+export const URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\\u0000-\\u001f\\u007f/\\\\?#@]+(?:[/?#][^\\s\\u0000-\\u001f\\u007f]*)?$';
+const EXAMPLE_URL = 'https://hooks.example.com/svc';
+const EXAMPLE_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk';
+const EXAMPLE_HEADERS = { authorization: 'Bearer 3f9c2d7e', 'x-team': 'payments' };
+
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 const endpointProperties = {
-  id: Type.String({ description: 'whe_...' }),
-  url: Type.String({ description: 'The URL that receives deliveries.' }),
-  description: Nullable(Type.String()),
-  subscribedEvents: Type.Array(Type.String(), { description: 'Exact event types or prefix patterns such as product.*.' }),
+  id: Type.String({ description: 'whe_...', examples: [exampleId('whe')] }),
+  url: Type.String({ format: 'uri', description: 'The URL that receives deliveries.', examples: [EXAMPLE_URL] }),
+  description: Nullable(Type.String({ examples: ['Order fulfilment service'] })),
+  subscribedEvents: Type.Array(Type.String({ examples: ['order.*'] }), { description: 'Exact event types or prefix patterns such as product.*.' }),
   active: Type.Boolean({ description: 'False while paused or auto-disabled: events then get disabled delivery rows and no request.' }),
-  rateLimit: Nullable(Type.Integer({ description: 'Deliveries per second this endpoint accepts, across every worker; null: no limit.' })),
+  rateLimit: Nullable(Type.Integer({ description: 'Deliveries per second this endpoint accepts, across every worker; null: no limit.', examples: [50] })),
   headers: StringMap(Type.String(), {
+    examples: [EXAMPLE_HEADERS],
     description:
       'Extra request headers sent with every delivery, names in lower case; {} when none. Values are shown to credentials that may change the endpoint (workspace:developer:write); others see "[redacted]".',
   }),
@@ -51,34 +63,39 @@ export const WebhookEndpoint = Type.Object(
 
 export const CreatedWebhookEndpoint = Type.Composite([
   Type.Object(endpointProperties),
-  Type.Object({ secret: Type.String({ description: 'The signing secret (whsec_...), returned this once.' }) }),
+  Type.Object({ secret: Type.String({ description: 'The signing secret (whsec_...), returned this once.', examples: [EXAMPLE_SECRET] }) }),
 ]);
 
 const fields = {
   url: Type.String({
     minLength: 1,
     maxLength: MAX_URL_LENGTH,
+    pattern: URL_PATTERN,
+    examples: [EXAMPLE_URL],
     description:
       'An https:// URL whose host is public: a host that is or resolves only to a loopback, private or link-local address is refused, ' +
       'as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; ' +
       'every attempt checks the address it connects to.',
   }),
-  subscribedEvents: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+  subscribedEvents: Type.Array(Type.String({ minLength: 1, maxLength: 100, examples: ['order.*'] }), {
     minItems: 1,
     maxItems: 50,
     description: 'Event types from GET /webhooks/endpoints/event-types, or prefix patterns such as product.*; duplicates are dropped.',
   }),
-  description: Nullable(Type.String({ maxLength: 500 })),
+  description: Nullable(Type.String({ maxLength: 500, examples: ['Order fulfilment service'] })),
   rateLimit: Nullable(
     Type.Integer({
       minimum: 1,
       maximum: 100_000,
+      examples: [50],
       description: 'Deliveries per second at most, enforced across every worker process; null (the default) sets no limit.',
     }),
   ),
   headers: Nullable(
-    StringMap(Type.String({ maxLength: MAX_HEADER_VALUE_LENGTH }), {
+    StringMap(Type.String({ maxLength: MAX_HEADER_VALUE_LENGTH, pattern: HEADER_VALUE_PATTERN }), {
       maxProperties: MAX_HEADERS,
+      propertyNames: { maxLength: MAX_HEADER_NAME_LENGTH, pattern: HEADER_NAME_PATTERN },
+      examples: [EXAMPLE_HEADERS],
       description:
         `Up to ${MAX_HEADERS} extra request headers sent with every delivery (e.g. a receiver's credential), encrypted at rest. Names are HTTP tokens, ` +
         'case-insensitive (kept in lower case); webhook-*, proxy-*, content-type, content-length, host, user-agent, connection, keep-alive, ' +
@@ -117,21 +134,21 @@ export const ENDPOINT_EXPANDS = ['stats'] as const;
 export const EndpointListQuery = Type.Object({ ...PageQuery, expand: ExpandParam(ENDPOINT_EXPANDS) }, { additionalProperties: false });
 
 export const EventTypeList = ListOf(
-  Type.Object({ type: Type.Ref('EventType'), description: Type.String() }),
+  Type.Object({ type: Type.Ref('EventType'), description: Type.String({ examples: ['An order was paid (pending to paid).'] }) }),
   'Every event type an endpoint can subscribe to (a small set: both page URLs null).',
 );
 
 export const RotatedSecret = Type.Object({
-  secret: Type.String({ description: 'The new signing secret (whsec_...), returned this once.' }),
+  secret: Type.String({ description: 'The new signing secret (whsec_...), returned this once.', examples: [EXAMPLE_SECRET] }),
   previousSecretExpiresAt: Type.String({ format: 'date-time', description: 'Until then deliveries are signed with both secrets.' }),
 });
 
 export const TestEventSent = Type.Object({
-  deliveryId: Type.String({ description: 'whd_... of the queued delivery.' }),
-  eventId: Type.String({ description: 'Synthetic evt_... id of the webhook.ping event (not in the event log).' }),
+  deliveryId: Type.String({ description: 'whd_... of the queued delivery.', examples: [exampleId('whd')] }),
+  eventId: Type.String({ description: 'Synthetic evt_... id of the webhook.ping event (not in the event log).', examples: [exampleId('evt')] }),
 });
 
-export const EndpointDeleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true) });
+export const EndpointDeleted = Type.Object({ id: Type.String({ examples: [exampleId('whe')] }), deleted: Type.Literal(true) });
 
 export type EndpointCreateInput = Static<typeof EndpointCreate>;
 export type EndpointUpdateInput = Static<typeof EndpointUpdate>;

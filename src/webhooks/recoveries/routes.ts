@@ -58,8 +58,8 @@ function windowOf(body: RecoverBodyInput, endpointId: string, now: Date, retenti
 }
 
 export function webhookRecoveryRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
-  const endpointParams = mount.params({ endpointId: IdParam('Webhook endpoint id (whe_...).') });
-  const recoveryParams = mount.params({ recoveryId: IdParam('Webhook recovery id (whr_...).') });
+  const endpointParams = mount.params({ endpointId: IdParam('whe', 'Webhook endpoint id (whe_...).') });
+  const recoveryParams = mount.params({ recoveryId: IdParam('whr', 'Webhook recovery id (whr_...).') });
   const common = { tags: ['Webhook deliveries'], headers: WorkspaceHeader };
   const Recovery = Type.Ref('WebhookRecovery');
 

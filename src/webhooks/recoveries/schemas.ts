@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { exampleId } from '../../openapi/examples.js';
 import { ListOf } from '../../http/list.js';
 import { PageQuery } from '../../http/pagination.js';
 
@@ -29,7 +30,7 @@ export const RecoverBody = Type.Object(
 export type RecoverBodyInput = Static<typeof RecoverBody>;
 
 const windowFields = {
-  endpointId: Type.String({ description: 'whe_...' }),
+  endpointId: Type.String({ description: 'whe_...', examples: [exampleId('whe')] }),
   since: Instant('Start of the window (inclusive).'),
   until: Instant('End of the window (inclusive).'),
   statuses: Type.Array(Type.Union(RECOVERABLE.map((s) => Type.Literal(s)))),
@@ -40,7 +41,7 @@ export const RecoveryDryRun = Type.Object(
     object: Type.Literal('webhook_recovery'),
     dryRun: Type.Literal(true),
     ...windowFields,
-    count: Type.Integer({ description: 'Deliveries a recovery made now would replay (those already replayed are not counted).' }),
+    count: Type.Integer({ description: 'Deliveries a recovery made now would replay (those already replayed are not counted).', examples: [42] }),
   },
   { description: 'What a recovery would replay; nothing was changed.' },
 );
@@ -48,15 +49,18 @@ export const RecoveryDryRun = Type.Object(
 export const WebhookRecovery = Type.Object(
   {
     object: Type.Literal('webhook_recovery'),
-    id: Type.String({ description: 'whr_...' }),
+    id: Type.String({ description: 'whr_...', examples: [exampleId('whr')] }),
     ...windowFields,
     status: Type.Union([Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')], {
       description: 'running: replays are being queued in the background; completed; failed: stopped early, see error.',
     }),
-    count: Type.Integer({ description: 'Deliveries to replay when the recovery was made: progress is replayed / count.' }),
-    replayed: Type.Integer({ description: 'Replays queued so far.' }),
-    skipped: Type.Integer({ description: 'Matching deliveries passed over: already replayed (a replay pending, delivered or itself in the window), or their body is gone.' }),
-    error: Nullable(Type.String({ description: 'Why a failed recovery stopped (the endpoint was paused or deleted meanwhile).' })),
+    count: Type.Integer({ description: 'Deliveries to replay when the recovery was made: progress is replayed / count.', examples: [42] }),
+    replayed: Type.Integer({ description: 'Replays queued so far.', examples: [40] }),
+    skipped: Type.Integer({
+      description: 'Matching deliveries passed over: already replayed (a replay pending, delivered or itself in the window), or their body is gone.',
+      examples: [2],
+    }),
+    error: Nullable(Type.String({ description: 'Why a failed recovery stopped (the endpoint was paused or deleted meanwhile).', examples: ['The webhook endpoint is paused.'] })),
     createdAt: Type.String({ format: 'date-time' }),
     completedAt: Nullable(Type.String({ format: 'date-time', description: 'When it completed or failed; null while running.' })),
   },
