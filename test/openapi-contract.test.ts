@@ -134,4 +134,24 @@ describe('the OpenAPI document against the service', () => {
     expect(doc.components.schemas.Error).toBeUndefined();
     expect(doc.components.schemas.ErrorResponse.properties.error.required).toEqual(['code', 'message', 'requestId']);
   });
+
+  it('links the guides and pages its descriptions mention, and the service serves them', async () => {
+    // Relative to the document's address: the service that serves it serves them.
+    expect(doc.info.description).toContain('[docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md)');
+    const dashboard = doc.tags.find((tag: Schema) => tag.name === 'Dashboard');
+    expect(dashboard.description).toContain('[/dashboard/](/dashboard/)');
+    const text = JSON.stringify(doc);
+    const links = [...text.matchAll(/\]\(\/docs\/guides\/([a-z-]+\.md)\)/g)].map((m) => m[1]);
+    expect(new Set(links)).toEqual(new Set(['receiving-webhooks.md', 'dashboard.md', 'events-stream.md', 'idempotency.md']));
+    expect(text).not.toMatch(/(?<![[/])docs\/[a-z-]+\.md(?!\])/);
+    for (const name of new Set(links)) {
+      const guide = await t.call(null, 'GET', `/docs/guides/${name}`);
+      expect(guide.statusCode, name).toBe(200);
+      expect(guide.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(guide.body).toMatch(/^# /);
+    }
+    for (const name of ['nope.md', '..%2Fpackage.json', '..%2F..%2Fpackage.json', 'README.md']) {
+      expect((await t.call(null, 'GET', `/docs/guides/${name}`)).statusCode, name).toBe(404);
+    }
+  });
 });

@@ -17,6 +17,7 @@ import { PUBLIC_URL, startTestApp, type TestApp } from './helpers/app.js';
 import { ok } from './helpers/expect.js';
 import { OPS_PATHS } from '../src/ops/routes.js';
 import { DASHBOARD_PATHS } from '../src/dashboard/static.js';
+import { DOCS_PATHS } from '../src/openapi/docs.js';
 import { registeredRoutes } from './helpers/routes.js';
 
 type Parameter = { in: string; name: string; required?: boolean; schema?: Record<string, any>; style?: string; explode?: boolean; $ref?: string };
@@ -73,7 +74,7 @@ describe('GET /openapi.json', () => {
     for (const route of registered) expect(t.app.hasRoute({ method: route.method as 'GET', url: route.path })).toBe(true);
     const served = registered
       // The document, its reference page and the operational routes (ops/routes.ts) are not part of the API.
-      .filter((r) => !['/openapi.json', '/docs', '/docs/redoc.standalone.js', ...OPS_PATHS, ...DASHBOARD_PATHS].includes(r.path))
+      .filter((r) => !['/openapi.json', ...DOCS_PATHS, ...OPS_PATHS, ...DASHBOARD_PATHS].includes(r.path))
       .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`)
       .sort();
     expect(served.length).toBeGreaterThanOrEqual(15);

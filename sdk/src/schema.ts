@@ -394,7 +394,7 @@ export interface paths {
          *     point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every
          *     event after that one, then goes on live, so a client that reconnects with the last id it received
          *     misses nothing and receives nothing twice. An event is sent once no write still in progress can add
-         *     an older one (see docs/events-stream.md), so a stream never skips an event that commits late.
+         *     an older one (see [docs/events-stream.md](/docs/guides/events-stream.md)), so a stream never skips an event that commits late.
          *
          *     The stream counts as one request against the rate limit. It ends when the server stops or the
          *     credential is revoked; reconnect with `Last-Event-ID`.
@@ -936,7 +936,7 @@ export interface paths {
          *     point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every
          *     event after that one, then goes on live, so a client that reconnects with the last id it received
          *     misses nothing and receives nothing twice. An event is sent once no write still in progress can add
-         *     an older one (see docs/events-stream.md), so a stream never skips an event that commits late.
+         *     an older one (see [docs/events-stream.md](/docs/guides/events-stream.md)), so a stream never skips an event that commits late.
          *
          *     The stream counts as one request against the rate limit. It ends when the server stops or the
          *     credential is revoked; reconnect with `Last-Event-ID`.
@@ -1283,7 +1283,7 @@ export interface webhooks {
          * product.created
          * @description A product was created.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["productCreatedWebhook"];
         delete?: never;
@@ -1305,7 +1305,7 @@ export interface webhooks {
          * product.updated
          * @description A product was updated.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["productUpdatedWebhook"];
         delete?: never;
@@ -1327,7 +1327,7 @@ export interface webhooks {
          * product.deleted
          * @description A product was deleted; fetching it now returns 404.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["productDeletedWebhook"];
         delete?: never;
@@ -1349,7 +1349,7 @@ export interface webhooks {
          * order.created
          * @description An order was created (status pending).
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderCreatedWebhook"];
         delete?: never;
@@ -1371,7 +1371,7 @@ export interface webhooks {
          * order.updated
          * @description An order's metadata or customer e-mail changed.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderUpdatedWebhook"];
         delete?: never;
@@ -1393,7 +1393,7 @@ export interface webhooks {
          * order.paid
          * @description An order was paid (pending to paid).
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderPaidWebhook"];
         delete?: never;
@@ -1415,7 +1415,7 @@ export interface webhooks {
          * order.fulfilled
          * @description An order was fulfilled (paid to fulfilled).
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderFulfilledWebhook"];
         delete?: never;
@@ -1437,7 +1437,7 @@ export interface webhooks {
          * order.canceled
          * @description An order was canceled (pending to canceled).
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderCanceledWebhook"];
         delete?: never;
@@ -1459,7 +1459,7 @@ export interface webhooks {
          * order.refunded
          * @description An order was refunded (paid or fulfilled to refunded).
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderRefundedWebhook"];
         delete?: never;
@@ -1481,7 +1481,7 @@ export interface webhooks {
          * webhook.endpoint.auto_disabled
          * @description A webhook endpoint was disabled after 5 consecutive failed deliveries.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["webhookEndpointAutoDisabledWebhook"];
         delete?: never;
@@ -1503,7 +1503,7 @@ export interface webhooks {
          * webhook.ping
          * @description A test event sent by send-test-event; it has no subject.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["webhookPingWebhook"];
         delete?: never;
@@ -2695,7 +2695,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -2898,7 +2898,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -3325,7 +3325,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -4083,7 +4083,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -4544,7 +4544,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -4717,7 +4717,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -4890,7 +4890,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -5063,7 +5063,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -5722,7 +5722,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -6655,7 +6655,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -6839,7 +6839,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -7471,7 +7471,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -7654,7 +7654,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -8274,7 +8274,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -9068,7 +9068,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -9548,7 +9548,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -9723,7 +9723,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -9898,7 +9898,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -10073,7 +10073,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -10781,7 +10781,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -11752,7 +11752,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -11938,7 +11938,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -12591,7 +12591,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -12776,7 +12776,7 @@ export interface operations {
                  */
                 "service-workspace-id"?: string;
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;
@@ -13412,7 +13412,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See docs/idempotency.md.
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
                  * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
                  */
                 "idempotency-key"?: string;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { exampleId } from './examples.js';
 import { documentedSchema, type PostHeader } from './conventions.js';
+import { linkDescriptions } from './links.js';
 import { WEBHOOK_HEADER_PARAMETERS, webhooksSection } from './webhooks.js';
 
 /** The package's name, version and licence: one source for the document's `info`. */
@@ -124,6 +125,7 @@ export function completeDocument(doc: Document, postHeaders: readonly PostHeader
   responseDetails(doc, postHeaders);
   doc.webhooks = webhooksSection();
   doc.components = { ...doc.components, headers: HEADERS, parameters: WEBHOOK_HEADER_PARAMETERS };
+  linkDescriptions(doc);
   return doc;
 }
 

@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { CompressedBody } from '../http/compressed.js';
 import { addPostHeaders, POST_HEADERS, type PostHeader } from './conventions.js';
 import { registerDocs } from './docs.js';
 import { swaggerOptions } from './document.js';
@@ -19,6 +20,11 @@ export interface OpenApiOptions {
 export async function registerOpenApi(app: FastifyInstance, { publicUrl, postHeaders = POST_HEADERS }: OpenApiOptions): Promise<void> {
   await app.register(swagger, swaggerOptions(publicUrl, postHeaders));
   app.addHook('onRoute', (route) => addPostHeaders(route, postHeaders));
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Built once, when first asked for (the routes are all registered by then), and sent compressed.
+  let document: CompressedBody | null = null;
+  app.get('/openapi.json', { schema: { hide: true } }, async (request, reply) => {
+    document ??= new CompressedBody(JSON.stringify(app.swagger()));
+    return document.send(request, reply.type('application/json; charset=utf-8'));
+  });
   registerDocs(app);
 }
