@@ -1283,7 +1283,7 @@ export interface webhooks {
          * product.created
          * @description A product was created.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["productCreatedWebhook"];
         delete?: never;
@@ -1305,7 +1305,7 @@ export interface webhooks {
          * product.updated
          * @description A product was updated.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["productUpdatedWebhook"];
         delete?: never;
@@ -1327,7 +1327,7 @@ export interface webhooks {
          * product.deleted
          * @description A product was deleted; fetching it now returns 404.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["productDeletedWebhook"];
         delete?: never;
@@ -1349,7 +1349,7 @@ export interface webhooks {
          * order.created
          * @description An order was created (status pending).
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderCreatedWebhook"];
         delete?: never;
@@ -1371,7 +1371,7 @@ export interface webhooks {
          * order.updated
          * @description An order's metadata or customer e-mail changed.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderUpdatedWebhook"];
         delete?: never;
@@ -1393,7 +1393,7 @@ export interface webhooks {
          * order.paid
          * @description An order was paid (pending to paid).
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderPaidWebhook"];
         delete?: never;
@@ -1415,7 +1415,7 @@ export interface webhooks {
          * order.fulfilled
          * @description An order was fulfilled (paid to fulfilled).
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderFulfilledWebhook"];
         delete?: never;
@@ -1437,7 +1437,7 @@ export interface webhooks {
          * order.canceled
          * @description An order was canceled (pending to canceled).
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderCanceledWebhook"];
         delete?: never;
@@ -1459,7 +1459,7 @@ export interface webhooks {
          * order.refunded
          * @description An order was refunded (paid or fulfilled to refunded).
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["orderRefundedWebhook"];
         delete?: never;
@@ -1481,7 +1481,7 @@ export interface webhooks {
          * webhook.endpoint.auto_disabled
          * @description A webhook endpoint was disabled after 5 consecutive failed deliveries.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["webhookEndpointAutoDisabledWebhook"];
         delete?: never;
@@ -1503,7 +1503,7 @@ export interface webhooks {
          * webhook.ping
          * @description A test event sent by send-test-event; it has no subject.
          *
-         *     Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks (https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
         post: operations["webhookPingWebhook"];
         delete?: never;

@@ -32,8 +32,8 @@ export const WEBHOOK_HEADER_PARAMETERS = {
 };
 
 const DELIVERY =
-  'Sent as a POST to every active endpoint subscribed to this type, signed per Standard Webhooks ' +
-  '(https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within ' +
+  'Sent as a POST to every active endpoint subscribed to this type, signed per ' +
+  '[Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within ' +
   '10 seconds, then fetch `subject.url` for the current state. See docs/receiving-webhooks.md.';
 
 /**
