@@ -100,34 +100,6 @@ describe('webhook endpoints', () => {
     }
   });
 
-  it('refuses a host that is or resolves to a private address, naming the setting that allows it', async () => {
-    const before = (await t.call(key, 'GET', '/v1/webhooks/endpoints?limit=100')).json().data.length;
-    const setting = 'endpoints must be reachable on the public internet (SVC_ALLOW_PRIVATE_TARGETS=1 allows private targets, for local development only)';
-    const cases: Array<[string, string]> = [
-      ['https://localhost:4000/hook', `localhost resolves to 127.0.0.1, not a public address (loopback); ${setting}`],
-      ['https://127.0.0.1/hook', `127.0.0.1 is not a public address (loopback); ${setting}`],
-      ['https://[::1]:4000/hook', `::1 is not a public address (loopback); ${setting}`],
-      ['https://10.1.2.3/hook', `10.1.2.3 is not a public address (private); ${setting}`],
-      ['https://192.168.0.10:8443/hook', `192.168.0.10 is not a public address (private); ${setting}`],
-      ['https://169.254.169.254/latest/meta-data/', `169.254.169.254 is not a public address (link-local); ${setting}`],
-      ['https://[::ffff:7f00:1]/hook', `::ffff:7f00:1 is not a public address (loopback); ${setting}`],
-      ['http://hooks.example.com/a', 'must start with https:// (http:// needs SVC_ALLOW_PRIVATE_TARGETS=1, for local development only)'],
-    ];
-    for (const [url, why] of cases) {
-      const res = await t.call(key, 'POST', '/v1/webhooks/endpoints', { url, subscribedEvents: ['product.*'] });
-      expect(res.statusCode, url).toBe(400);
-      expect(res.json().error).toMatchObject({ code: 'VALIDATION', message: `Invalid url: ${why}.`, details: [{ path: 'body.url', message: why }] });
-    }
-    const endpoint = await create();
-    const moved = await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${endpoint.id}`, { url: 'https://localhost:4000/hook' });
-    expect(moved.statusCode).toBe(400);
-    expect(moved.json().error.message).toContain('SVC_ALLOW_PRIVATE_TARGETS');
-    expect((await t.call(key, 'GET', `/v1/webhooks/endpoints/${endpoint.id}`)).json().url).toBe(URL_A);
-    expect((await t.call(key, 'GET', '/v1/webhooks/endpoints?limit=100')).json().data.length).toBe(before + 1);
-    // A name that does not resolve is accepted: the sender checks the address of every attempt.
-    expect((await create({ url: 'https://hooks.svc.invalid/a' })).url).toBe('https://hooks.svc.invalid/a');
-  });
-
   it('accepts http:// only where private targets are allowed', async () => {
     const local = await startTestApp({ config: { ...unlimited, allowPrivateTargets: true } });
     try {
@@ -136,8 +108,6 @@ describe('webhook endpoints', () => {
         subscribedEvents: ['product.*'],
       });
       expect(res.statusCode).toBe(201);
-      const named = await local.call(local.demo.workspaces[0].apiKey, 'POST', '/v1/webhooks/endpoints', { url: 'https://localhost:4000/hook', subscribedEvents: ['product.*'] });
-      expect(named.statusCode).toBe(201);
     } finally {
       await local.close();
     }
