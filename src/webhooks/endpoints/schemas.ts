@@ -13,11 +13,12 @@ import { HTTPS_ONLY } from './target.js';
 export const MAX_URL_LENGTH = 2048;
 
 /**
- * What checkUrl accepts, as a pattern the document shows and validation applies first: http(s),
- * a host, no user name or password, no spaces or control characters. Whether http:// and the
- * host's addresses are allowed is checked after it (checkUrl, checkTarget).
+ * The shape checkUrl accepts, as a pattern the document shows and validation applies first: a
+ * scheme, `://`, a host, no user name or password, no spaces or control characters. Which schemes
+ * (https://, and http:// with SVC_ALLOW_PRIVATE_TARGETS) and which hosts' addresses are allowed
+ * depends on the settings, and is checked after it (checkUrl, checkTarget).
  */
-export const URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\\u0000-\\u001f\\u007f/\\\\?#@]+(?:[/?#][^\\s\\u0000-\\u001f\\u007f]*)?$';
+export const URL_PATTERN = '^[A-Za-z][A-Za-z0-9+.-]*://[^\\s\\u0000-\\u001f\\u007f/\\\\?#@]+(?:[/?#][^\\s\\u0000-\\u001f\\u007f]*)?$';
 const EXAMPLE_URL = 'https://hooks.example.com/svc';
 const EXAMPLE_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk';
 const EXAMPLE_HEADERS = { authorization: 'Bearer 3f9c2d7e', 'x-team': 'payments' };
