@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECIPES } from '../src/cli/trigger.js';
 import { EVENT_TYPES } from '../src/events/catalog.js';
-import { startTestApp, type TestApp } from './helpers/app.js';
-import { CLI, cliBuilt, freePort, request, runCli, startServer, type Server } from './helpers/cli.js';
-import { ENGINE, POSTGRES_URL } from './helpers/db.js';
+import { CLI, cliBuilt, freePort, request, runCli, startServer, tempDataDir, type Server } from './helpers/cli.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 /**
@@ -23,25 +19,15 @@ describe('svc trigger', () => {
   let apiKey: string;
   let dataDir: string;
   let secret: string;
-  let t: TestApp | null = null;
 
   beforeAll(async () => {
     if (!cliBuilt()) throw new Error(`${CLI} is missing: build first with npx tsc -p .`);
     receiver = await startReceiver();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    dataDir = mkdtempSync(join(tmpdir(), 'svc-trigger-'));
+    dataDir = tempDataDir('svc-trigger-');
     const env: Record<string, string> = { PORT: String(port), LOG_LEVEL: 'warn', SVC_RATE_LIMIT_API_KEY: '100000', SVC_ALLOW_PRIVATE_TARGETS: '1', SVC_DATA_DIR: dataDir };
-    if (ENGINE === 'pglite') {
-      server = await startServer(['--demo'], env);
-    } else {
-      // On PostgreSQL svc serve --demo seeds nothing: the demo file is the one it would have written.
-      const masterKey = randomBytes(32);
-      t = await startTestApp({ masterKey });
-      writeFileSync(join(dataDir, 'demo.json'), JSON.stringify({ ...t.demo, baseUrl: base }, null, 2), { mode: 0o600 });
-      const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${t.testDb.schema}`)}`;
-      server = await startServer([], { ...env, DATABASE_URL: url, SVC_MASTER_KEY: masterKey.toString('hex') });
-    }
+    server = await startServer(['--demo'], env);
     apiKey = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')).workspaces[0].apiKey;
     const endpoint = await request(`${base}/v1/webhooks/endpoints`, apiKey, { method: 'POST', body: { url: `${receiver.url}/hooks`, subscribedEvents: ['product.*', 'order.*'] } });
     expect(endpoint.status).toBe(201);
@@ -50,7 +36,6 @@ describe('svc trigger', () => {
   afterAll(async () => {
     await server?.stop();
     await receiver?.close();
-    await t?.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -99,7 +84,7 @@ describe('svc trigger', () => {
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('give an event type: svc trigger TYPE, one of product.created');
 
-    const empty = mkdtempSync(join(tmpdir(), 'svc-trigger-empty-'));
+    const empty = tempDataDir('svc-trigger-empty-');
     try {
       const noKey = await runCli(['trigger', 'order.paid'], { SVC_DATA_DIR: empty });
       expect(noKey.code).toBe(2);

@@ -80,6 +80,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/notifications/types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The catalog of notification types a user can receive (a small set: both page URLs null)
+         * @description A personal access token (or a dashboard session) acting as its user; an API key gets 403.
+         */
+        get: operations["listNotificationTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications/push-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The service's Web Push (VAPID) public key, to subscribe a browser with (personal access tokens only)
+         * @description A personal access token (or a dashboard session) acting as its user; an API key gets 403.
+         */
+        get: operations["getPushKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/notifications/{notificationId}/read": {
         parameters: {
             query?: never;
@@ -95,6 +135,50 @@ export interface paths {
          */
         post: operations["markNotificationRead"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/push-devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling token's user's push devices, oldest first (a small set: both page URLs null)
+         * @description A personal access token (or a dashboard session) acting as its user; an API key gets 403.
+         */
+        get: operations["listPushDevices"];
+        put?: never;
+        /**
+         * Register a browser's Web Push subscription: every notification of the user is pushed to it too (a subscription registered already keeps its id, with its keys and name updated; at most 20)
+         * @description A personal access token (or a dashboard session) acting as its user; an API key gets 403.
+         */
+        post: operations["createPushDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/push-devices/{deviceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove one of the calling token's user's push devices: nothing more is pushed to it
+         * @description A personal access token (or a dashboard session) acting as its user; an API key gets 403.
+         */
+        delete: operations["deletePushDevice"];
         options?: never;
         head?: never;
         patch?: never;
@@ -390,11 +474,12 @@ export interface paths {
          *     `GET /events/{eventId}` serves it and webhooks deliver it. Lines starting with `:` are comments: one
          *     is sent every 15 seconds (SVC_STREAM_KEEPALIVE) so that idle connections stay open.
          *
-         *     Events arrive in the order of the event log (creation time, then id), each once. Without a resume
+         *     Events arrive in the order in which they committed, each once: an event is sent after every event
+         *     that committed before it, whatever its time says and whichever process wrote it. Without a resume
          *     point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every
          *     event after that one, then goes on live, so a client that reconnects with the last id it received
-         *     misses nothing and receives nothing twice. An event is sent once no write still in progress can add
-         *     an older one (see [docs/events-stream.md](/docs/guides/events-stream.md)), so a stream never skips an event that commits late.
+         *     misses nothing and receives nothing twice. An id that names no event of the workspace is a 400
+         *     (see [docs/events-stream.md](/docs/guides/events-stream.md)).
          *
          *     The stream counts as one request against the rate limit. It ends when the server stops or the
          *     credential is revoked; reconnect with `Last-Event-ID`.
@@ -418,7 +503,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List webhook endpoints, newest first
+         * List webhook endpoints, newest first; expand=stats adds each one's last 24 hours
          * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
          */
         get: operations["listWebhookEndpoints"];
@@ -932,11 +1017,12 @@ export interface paths {
          *     `GET /events/{eventId}` serves it and webhooks deliver it. Lines starting with `:` are comments: one
          *     is sent every 15 seconds (SVC_STREAM_KEEPALIVE) so that idle connections stay open.
          *
-         *     Events arrive in the order of the event log (creation time, then id), each once. Without a resume
+         *     Events arrive in the order in which they committed, each once: an event is sent after every event
+         *     that committed before it, whatever its time says and whichever process wrote it. Without a resume
          *     point the stream begins now; with `Last-Event-ID` (or `after`) it first replays from the log every
          *     event after that one, then goes on live, so a client that reconnects with the last id it received
-         *     misses nothing and receives nothing twice. An event is sent once no write still in progress can add
-         *     an older one (see [docs/events-stream.md](/docs/guides/events-stream.md)), so a stream never skips an event that commits late.
+         *     misses nothing and receives nothing twice. An id that names no event of the workspace is a 400
+         *     (see [docs/events-stream.md](/docs/guides/events-stream.md)).
          *
          *     The stream counts as one request against the rate limit. It ends when the server stops or the
          *     credential is revoked; reconnect with `Last-Event-ID`.
@@ -960,7 +1046,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List webhook endpoints, newest first (workspace in the path)
+         * List webhook endpoints, newest first; expand=stats adds each one's last 24 hours (workspace in the path)
          * @description Needs `workspace:developer:read` in the workspace: an API key of the workspace, or a personal access token of a workspace Owner, Admin or Viewer.
          */
         get: operations["listWebhookEndpointsInWorkspace"];
@@ -1996,6 +2082,50 @@ export interface components {
         };
         /** @description An event, one of the catalog types. The body is byte-identical to the one POSTed to webhook endpoints. */
         Event: components["schemas"]["ProductCreatedEvent"] | components["schemas"]["ProductUpdatedEvent"] | components["schemas"]["ProductDeletedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderUpdatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderFulfilledEvent"] | components["schemas"]["OrderCanceledEvent"] | components["schemas"]["OrderRefundedEvent"] | components["schemas"]["WebhookEndpointAutoDisabledEvent"] | components["schemas"]["WebhookPingEvent"];
+        /** @description An endpoint's delivery statistics over a recent window, from its attempts. */
+        WebhookEndpointStats: {
+            window: "1h" | "24h" | "7d";
+            /**
+             * @description HTTP attempts started in the window (every retry counts).
+             * @example 120
+             */
+            attempts: number;
+            /**
+             * @description Attempts answered with a 2xx in full and in time.
+             * @example 117
+             */
+            successes: number;
+            /**
+             * @description Every other attempt: other statuses, time-outs, refused or broken connections.
+             * @example 3
+             */
+            failures: number;
+            successRate: number | null;
+            /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at a rounded time: in the 1h window to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above), in the 24h and 7d windows within 1/32 (3.2%) of the time (exact below 32 ms). */
+            latencyMs: {
+                p50: number | null;
+                p95: number | null;
+                p99: number | null;
+            };
+            /** @description Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown. */
+            series: {
+                /**
+                 * Format: date-time
+                 * @description Start of the bucket; it ends where the next one starts.
+                 */
+                start: string;
+                /**
+                 * @description Successful attempts started in the bucket.
+                 * @example 10
+                 */
+                successes: number;
+                /**
+                 * @description Failed attempts started in the bucket.
+                 * @example 0
+                 */
+                failures: number;
+            }[];
+        };
         /** @description A webhook endpoint. Its signing secret is shown only by create and rotate-secret. */
         WebhookEndpoint: {
             /**
@@ -2032,6 +2162,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            stats?: components["schemas"]["WebhookEndpointStats"];
         };
         /** @description One delivery of one event to one endpoint. */
         WebhookDelivery: {
@@ -2143,6 +2274,25 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             completedAt: string | null;
+        };
+        /** @description A browser registered for Web Push: every notification of its user is pushed to it too. */
+        PushDevice: {
+            /**
+             * @description pdv_...
+             * @example pdv_01jq2m8v3y7r5t9k1x4c6b0n2d
+             */
+            id: string;
+            /** @example Laptop, Firefox */
+            name: string;
+            /**
+             * @description The host of the browser's push service (e.g. fcm.googleapis.com); the endpoint URL itself is never shown.
+             * @example fcm.googleapis.com
+             */
+            pushService: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description When its push service last accepted a message; null until then. */
+            lastUsedAt: string | null;
         };
     };
     responses: never;
@@ -2690,6 +2840,234 @@ export interface operations {
             };
         };
     };
+    listNotificationTypes: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
+                page?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every notification type. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description e.g. webhook.endpoint.auto_disabled
+                             * @example webhook.endpoint.auto_disabled
+                             */
+                            type: string;
+                            /**
+                             * @description When a user gets a notification of this type.
+                             * @example A webhook endpoint of a workspace you can read was disabled after 5 consecutive failed deliveries.
+                             */
+                            description: string;
+                        }[];
+                        /** @description URL of the next page; null at the end. */
+                        nextPageUrl: string | null;
+                        /** @description URL of the previous page; null on the first page. */
+                        previousPageUrl: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getPushKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The service's VAPID public key (RFC 8292): a P-256 point in base64url, PushManager.subscribe's applicationServerKey.
+                         * @example BGmnS3p0m0yRj6vJtYv1wzOd2HqRk2nV8tX3nWl0b3hCq1Pj7fZ9cA4uE5rT6yU7iO8pA9sD0fG1hJ2kL3zX4cV5bN
+                         */
+                        publicKey: string;
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     markNotificationRead: {
         parameters: {
             query?: never;
@@ -2844,6 +3222,444 @@ export interface operations {
             };
             /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
             422: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listPushDevices: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Items per page (default 20, at most 100).
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Opaque cursor, taken from nextPageUrl or previousPageUrl only.
+                 * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
+                 */
+                page?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every push device of the user (at most 20). */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushDevice"][];
+                        /** @description URL of the next page; null at the end. */
+                        nextPageUrl: string | null;
+                        /** @description URL of the previous page; null on the first page. */
+                        previousPageUrl: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createPushDevice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: a request with the same key (1-255 printable ASCII characters, e.g. a UUID) within 24 hours gets the first successful response again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. Scoped to the workspace and the credential's user or key. The same key with another method, path or body is 422 IDEMPOTENCY_MISMATCH; while the first request is running, 409 IDEMPOTENCY_IN_PROGRESS. Error responses are not stored. See [docs/idempotency.md](/docs/guides/idempotency.md).
+                 * @example 5f8e2a4c-1b9d-4e7f-a3c6-0d2b8e9f1a7c
+                 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A Web Push subscription as PushSubscription.toJSON() gives it, and a name. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The subscription's push service URL (https).
+                     * @example https://fcm.googleapis.com/fcm/send/c1KrmpTuRm0:APA91bF
+                     */
+                    endpoint: string;
+                    keys: {
+                        /**
+                         * @description The browser's P-256 public key, base64url (65 bytes).
+                         * @example BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM
+                         */
+                        p256dh: string;
+                        /**
+                         * @description The authentication secret, base64url (16 bytes).
+                         * @example tBHItJI5svbpez7KI4CCXg
+                         */
+                        auth: string;
+                    };
+                    /** @description As PushSubscription.toJSON() gives it; not used (an expired subscription is removed at its first refused push). */
+                    expirationTime?: number | null;
+                    /**
+                     * @description How the device is listed; default "Browser".
+                     * @example Laptop, Firefox
+                     */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A browser registered for Web Push: every notification of its user is pushed to it too. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description `true` when this response is the stored one of an earlier request with the same Idempotency-Key (POST only). */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushDevice"];
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still running; retry once it has finished to get its response */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description IDEMPOTENCY_MISMATCH: this Idempotency-Key was used in the last 24 hours with another method, path or body; use a new key for a new request */
+            422: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED: over the credential's rate limit, or too many failed authentications from one address; see Retry-After */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: an unexpected fault; the message never tells more, the Request-Id finds it in the log */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAVAILABLE: the database is unreachable; retry later */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deletePushDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Push device id (pdv_...). */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example pdv_01jq2m8v3y7r5t9k1x4c6b0n2d */
+                        id: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired credential (with WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission, the workspace membership or the kind this operation needs */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in this workspace (ids of other workspaces are not found either) */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the limit (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a request body that is not application/json */
+            415: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -5605,6 +6421,8 @@ export interface operations {
                  * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
                  */
                 page?: string;
+                /** @description Comma-separated names to expand, one level: stats. */
+                expand?: "stats"[];
             };
             header?: {
                 /**
@@ -6512,49 +7330,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        window: "1h" | "24h" | "7d";
-                        /**
-                         * @description HTTP attempts started in the window (every retry counts).
-                         * @example 120
-                         */
-                        attempts: number;
-                        /**
-                         * @description Attempts answered with a 2xx in full and in time.
-                         * @example 117
-                         */
-                        successes: number;
-                        /**
-                         * @description Every other attempt: other statuses, time-outs, refused or broken connections.
-                         * @example 3
-                         */
-                        failures: number;
-                        successRate: number | null;
-                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at a rounded time: in the 1h window to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above), in the 24h and 7d windows within 1/32 (3.2%) of the time (exact below 32 ms). */
-                        latencyMs: {
-                            p50: number | null;
-                            p95: number | null;
-                            p99: number | null;
-                        };
-                        /** @description Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown. */
-                        series: {
-                            /**
-                             * Format: date-time
-                             * @description Start of the bucket; it ends where the next one starts.
-                             */
-                            start: string;
-                            /**
-                             * @description Successful attempts started in the bucket.
-                             * @example 10
-                             */
-                            successes: number;
-                            /**
-                             * @description Failed attempts started in the bucket.
-                             * @example 0
-                             */
-                            failures: number;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointStats"];
                 };
             };
             /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */
@@ -10649,6 +11425,8 @@ export interface operations {
                  * @example eyJrIjoiMjAyNi0xMS0yNVQxNDowMzowNy4xMjNaIn0.3q2-7w
                  */
                 page?: string;
+                /** @description Comma-separated names to expand, one level: stats. */
+                expand?: "stats"[];
             };
             header?: {
                 /**
@@ -11609,49 +12387,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        window: "1h" | "24h" | "7d";
-                        /**
-                         * @description HTTP attempts started in the window (every retry counts).
-                         * @example 120
-                         */
-                        attempts: number;
-                        /**
-                         * @description Attempts answered with a 2xx in full and in time.
-                         * @example 117
-                         */
-                        successes: number;
-                        /**
-                         * @description Every other attempt: other statuses, time-outs, refused or broken connections.
-                         * @example 3
-                         */
-                        failures: number;
-                        successRate: number | null;
-                        /** @description Percentiles of responseTimeMs (observed values, percentile_disc). Exact for the last few minutes; older attempts count at a rounded time: in the 1h window to two significant digits (exact below 100 ms, to 10 ms below 1 s, to 100 ms below 10 s, to 1 s above), in the 24h and 7d windows within 1/32 (3.2%) of the time (exact below 32 ms). */
-                        latencyMs: {
-                            p50: number | null;
-                            p95: number | null;
-                            p99: number | null;
-                        };
-                        /** @description Every bucket of the window, oldest first, empty ones included. Buckets are aligned to UTC multiples of their size; the last one is the current one, still filling, and the counts above add up the buckets shown. */
-                        series: {
-                            /**
-                             * Format: date-time
-                             * @description Start of the bucket; it ends where the next one starts.
-                             */
-                            start: string;
-                            /**
-                             * @description Successful attempts started in the bucket.
-                             * @example 10
-                             */
-                            successes: number;
-                            /**
-                             * @description Failed attempts started in the bucket.
-                             * @example 0
-                             */
-                            failures: number;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointStats"];
                 };
             };
             /** @description VALIDATION: the request is malformed or fails validation; `details` names each field */

@@ -43,8 +43,8 @@ const ListQuery = Type.Object(
 );
 
 const NotificationType = Type.Object({
-  type: Type.String({ description: 'e.g. webhook.endpoint.auto_disabled' }),
-  description: Type.String({ description: 'When a user gets a notification of this type.' }),
+  type: Type.String({ description: 'e.g. webhook.endpoint.auto_disabled', examples: ['webhook.endpoint.auto_disabled'] }),
+  description: Type.String({ description: 'When a user gets a notification of this type.', examples: ['A webhook endpoint of a workspace you can read was disabled after 5 consecutive failed deliveries.'] }),
 });
 
 const SmallListQuery = Type.Object(PageQuery, { additionalProperties: false });
@@ -52,6 +52,7 @@ const SmallListQuery = Type.Object(PageQuery, { additionalProperties: false });
 const PushKey = Type.Object({
   publicKey: Type.String({
     description: "The service's VAPID public key (RFC 8292): a P-256 point in base64url, PushManager.subscribe's applicationServerKey.",
+    examples: ['BGmnS3p0m0yRj6vJtYv1wzOd2HqRk2nV8tX3nWl0b3hCq1Pj7fZ9cA4uE5rT6yU7iO8pA9sD0fG1hJ2kL3zX4cV5bN'],
   }),
 });
 

@@ -6,6 +6,7 @@ import { ListOf, refusePage, wholeList } from '../../http/list.js';
 import { IdParam } from '../../http/mount.js';
 import { PageQuery } from '../../http/pagination.js';
 import { isId } from '../../lib/ids.js';
+import { exampleId } from '../../openapi/examples.js';
 import { userIdOf } from '../routes.js';
 import { MAX_DEVICES, deleteDevice, listDevices, saveDevice, toView } from './devices.js';
 import { checkSubscription } from './subscription.js';
@@ -16,9 +17,9 @@ const common = { tags: ['Notifications'] };
 
 export const PushDevice = Type.Object(
   {
-    id: Type.String({ description: 'pdv_...' }),
-    name: Type.String(),
-    pushService: Type.String({ description: "The host of the browser's push service (e.g. fcm.googleapis.com); the endpoint URL itself is never shown." }),
+    id: Type.String({ description: 'pdv_...', examples: [exampleId('pdv')] }),
+    name: Type.String({ examples: ['Laptop, Firefox'] }),
+    pushService: Type.String({ description: "The host of the browser's push service (e.g. fcm.googleapis.com); the endpoint URL itself is never shown.", examples: ['fcm.googleapis.com'] }),
     createdAt: Type.String({ format: 'date-time' }),
     lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When its push service last accepted a message; null until then.' }),
   },
@@ -27,24 +28,31 @@ export const PushDevice = Type.Object(
 
 const PushDeviceCreate = Type.Object(
   {
-    endpoint: Type.String({ minLength: 1, maxLength: 2048, description: "The subscription's push service URL (https)." }),
+    endpoint: Type.String({ minLength: 1, maxLength: 2048, description: "The subscription's push service URL (https).", examples: ['https://fcm.googleapis.com/fcm/send/c1KrmpTuRm0:APA91bF'] }),
     keys: Type.Object(
       {
-        p256dh: Type.String({ minLength: 1, maxLength: 128, description: "The browser's P-256 public key, base64url (65 bytes)." }),
-        auth: Type.String({ minLength: 1, maxLength: 64, description: 'The authentication secret, base64url (16 bytes).' }),
+        p256dh: Type.String({
+          minLength: 1,
+          maxLength: 128,
+          description: "The browser's P-256 public key, base64url (65 bytes).",
+          examples: ['BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM'],
+        }),
+        auth: Type.String({ minLength: 1, maxLength: 64, description: 'The authentication secret, base64url (16 bytes).', examples: ['tBHItJI5svbpez7KI4CCXg'] }),
       },
       { additionalProperties: false },
     ),
     expirationTime: Type.Optional(
-      Type.Union([Type.Number(), Type.Null()], { description: 'As PushSubscription.toJSON() gives it; not used (an expired subscription is removed at its first refused push).' }),
+      Type.Union([Type.Number({ examples: [1795774800000] }), Type.Null()], {
+        description: 'As PushSubscription.toJSON() gives it; not used (an expired subscription is removed at its first refused push).',
+      }),
     ),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'How the device is listed; default "Browser".' })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'How the device is listed; default "Browser".', examples: ['Laptop, Firefox'] })),
   },
   { additionalProperties: false, description: 'A Web Push subscription as PushSubscription.toJSON() gives it, and a name.' },
 );
 
 const ListQuery = Type.Object(PageQuery, { additionalProperties: false });
-const DeviceParams = Type.Object({ deviceId: IdParam('Push device id (pdv_...).') });
+const DeviceParams = Type.Object({ deviceId: IdParam('pdv', 'Push device id (pdv_...).') });
 
 export function pushDeviceRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: Static<typeof ListQuery> }>('/me/push-devices', {
@@ -86,7 +94,7 @@ export function pushDeviceRoutes(app: FastifyInstance, ctx: AppContext): void {
       operationId: 'deletePushDevice',
       summary: "Remove one of the calling token's user's push devices: nothing more is pushed to it",
       params: DeviceParams,
-      response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
+      response: { 200: Type.Object({ id: Type.String({ examples: [exampleId('pdv')] }), deleted: Type.Literal(true) }) },
     },
     handler: async (request) => {
       const { deviceId } = request.params;
