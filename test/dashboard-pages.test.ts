@@ -205,6 +205,13 @@ describe('dashboard pages in Chromium', { timeout: 180_000 }, () => {
     await health.getByRole('button', { name: 'Last 7 days' }).click();
     await health.getByRole('img', { name: /4 attempts in the 7d window/ }).waitFor();
     await health.getByTestId('success-rate').getByText('75%').waitFor();
+
+    // The endpoint's throttle, as the workers write it when a receiver asks them to slow down.
+    expect(await page.getByTestId('endpoint-throttle').textContent()).toBe('none');
+    await t.ctx.db.query('UPDATE webhook_endpoints SET throttle_share = 2, throttled_since = now() WHERE id = $1', [endpointId]);
+    await page.reload();
+    await expect.poll(() => page.getByTestId('endpoint-throttle').textContent()).toMatch(/^slowed down to 2 attempts at a time since .+: it answered 429, 502, 503 or 504/);
+    await t.ctx.db.query('UPDATE webhook_endpoints SET throttle_share = NULL, throttled_since = NULL WHERE id = $1', [endpointId]);
   });
 
   it('tails events live: one created through the API shows up; a type filter, pause and resume, clear; the stream stops on leaving', async () => {

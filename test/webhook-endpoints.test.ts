@@ -44,6 +44,7 @@ describe('webhook endpoints', () => {
       rateLimit: null,
       headers: {},
       ordering: 'none',
+      throttle: null,
       createdAt: clock.now().toISOString(),
       updatedAt: clock.now().toISOString(),
       secret: expect.stringMatching(SECRET),

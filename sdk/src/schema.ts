@@ -2158,6 +2158,18 @@ export interface components {
             /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
             ordering: "none" | "subject";
             disabledReason: ("manual" | "auto") | null;
+            throttle: {
+                /**
+                 * @description Attempts a worker lets this endpoint have in flight at once now.
+                 * @example 2
+                 */
+                concurrency: number;
+                /**
+                 * Format: date-time
+                 * @description When the endpoint was first slowed down in this spell.
+                 */
+                since: string;
+            } | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -6611,6 +6623,18 @@ export interface operations {
                         /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
                         ordering: "none" | "subject";
                         disabledReason: ("manual" | "auto") | null;
+                        throttle: {
+                            /**
+                             * @description Attempts a worker lets this endpoint have in flight at once now.
+                             * @example 2
+                             */
+                            concurrency: number;
+                            /**
+                             * Format: date-time
+                             * @description When the endpoint was first slowed down in this spell.
+                             */
+                            since: string;
+                        } | null;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */
@@ -11633,6 +11657,18 @@ export interface operations {
                         /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
                         ordering: "none" | "subject";
                         disabledReason: ("manual" | "auto") | null;
+                        throttle: {
+                            /**
+                             * @description Attempts a worker lets this endpoint have in flight at once now.
+                             * @example 2
+                             */
+                            concurrency: number;
+                            /**
+                             * Format: date-time
+                             * @description When the endpoint was first slowed down in this spell.
+                             */
+                            since: string;
+                        } | null;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */

@@ -46,6 +46,20 @@ const endpointProperties = {
       description: 'manual: paused with PATCH {active: false}; auto: disabled after 5 consecutive failed deliveries.',
     }),
   ),
+  throttle: Nullable(
+    Type.Object(
+      {
+        concurrency: Type.Integer({ minimum: 1, description: 'Attempts a worker lets this endpoint have in flight at once now.', examples: [2] }),
+        since: Type.String({ format: 'date-time', description: 'When the endpoint was first slowed down in this spell.' }),
+      },
+      {
+        description:
+          'Set while the endpoint is slowed down: it answered 429, 502, 503 or 504, or timed out, and each such answer halved the attempts ' +
+          'it gets at once, which grow back by one with every other answer; null once they are back where they were. ' +
+          'Written by the workers at most once a second; with several workers, the latest write shows.',
+      },
+    ),
+  ),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
 };

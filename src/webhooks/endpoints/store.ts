@@ -5,6 +5,7 @@ import { Where } from '../../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../../db/keyset.js';
 import { shape } from '../../http/shape.js';
 import { newId } from '../../lib/ids.js';
+import { toIso } from '../../lib/iso.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import { newSigningSecret } from '../secrets.js';
 import { openHeaders, redactHeaders, sealHeaders } from './headers.js';
@@ -25,12 +26,26 @@ export interface EndpointRow {
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
   consecutive_failures: number;
+  throttle_share: number | null;
+  throttled_since: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
-/** The WebhookEndpoint schema read from its row, by the shape's rule (http/shape.ts); `headers` are opened apart (toView), `stats` added by the list's expand. */
-export const endpointShape = shape(WebhookEndpoint, { headers: false, stats: false });
+/**
+ * The WebhookEndpoint schema read from its row, by the shape's rule (http/shape.ts); `headers` are
+ * opened apart (toView), `stats` added by the list's expand, `throttle` read from the two columns
+ * the workers write (engine/throttles.ts).
+ */
+export const endpointShape = shape(WebhookEndpoint, {
+  headers: false,
+  stats: false,
+  throttle: {
+    columns: ['throttle_share', 'throttled_since'],
+    read: (row) => (row.throttled_since === null ? null : { concurrency: row.throttle_share as number, since: toIso(row.throttled_since as Date) }),
+    json: null,
+  },
+});
 
 /** What the view shows and what sending needs, which the view never shows. */
 export const ENDPOINT_COLUMNS = `${endpointShape.columns}, workspace_id, headers_enc, secret_enc, previous_secret_enc, previous_secret_expires_at, consecutive_failures`;

@@ -136,6 +136,17 @@ export function EndpointDetail() {
             </dd>
             <dt>Rate limit</dt>
             <dd>{ep.rateLimit === null ? 'none' : `${ep.rateLimit} deliveries per second`}</dd>
+            <dt>Throttle</dt>
+            <dd data-testid="endpoint-throttle">
+              {ep.throttle ? (
+                <>
+                  slowed down to {ep.throttle.concurrency} {ep.throttle.concurrency === 1 ? 'attempt' : 'attempts'} at a time since <Time value={ep.throttle.since} />: it
+                  answered 429, 502, 503 or 504, or timed out; each other answer gives it one more
+                </>
+              ) : (
+                <span className="muted">none</span>
+              )}
+            </dd>
             <dt>Extra headers</dt>
             <dd data-testid="endpoint-headers">
               {Object.keys(ep.headers).length ? (
