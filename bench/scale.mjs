@@ -13,8 +13,8 @@ import { idTimePrefix } from '../dist/lib/ids.js';
 import { endpointStats } from '../dist/webhooks/attempts/stats.js';
 import { runRollup } from '../dist/webhooks/attempts/rollup.js';
 import { listDeliveries } from '../dist/webhooks/deliveries/store.js';
-import { claimByLease, claimLocked } from '../dist/webhooks/engine/claim.js';
-import { HeldClaim } from '../dist/webhooks/engine/held-claim.js';
+import { claimLocked } from '../dist/webhooks/engine/claim.js';
+import { Hold } from '../dist/webhooks/engine/hold.js';
 import { PG_URL, freshSchema, median, percentile, round, sqlClient } from './lib.mjs';
 import { DAYS, FAN_OUT, bulkLoad, seedGroup, seedTenants } from './scale-seed.mjs';
 import { openSeeded, settle, startService } from './service.mjs';
@@ -87,15 +87,14 @@ async function timed(serviceUrl, { apiKey, path }) {
 }
 
 /**
- * The worker's claim through its own code: held (claimLocked, the default on PostgreSQL: row locks
- * of a transaction, generic plans) or by lease (claimByLease), in a transaction rolled back, so each
- * finds the same rows. Returns the claim's time.
+ * The worker's claim through its own code (claimLocked: row locks of a transaction, generic plans),
+ * in a transaction rolled back, so each claim finds the same rows. Returns the claim's time.
  */
-async function timedClaim(db, kind) {
-  const tx = await db.begin(kind === 'held' ? HeldClaim.SETTINGS : undefined);
+async function timedClaim(db) {
+  const tx = await db.begin(Hold.SETTINGS);
   try {
     const started = performance.now();
-    const jobs = kind === 'held' ? await claimLocked(tx, {}, new Date(), CLAIM_LIMIT) : await claimByLease(tx, new Date(), LEASE_MS, CLAIM_LIMIT);
+    const jobs = await claimLocked(tx, {}, new Date(), CLAIM_LIMIT);
     if (jobs.length === 0) throw new Error('the claim found no due row');
     return performance.now() - started;
   } finally {
@@ -109,13 +108,9 @@ async function timedClaim(db, kind) {
  * whatever else the machine does falls on all of them alike.
  */
 async function measure(sides) {
-  // The lease claim comes last: each one, rolled back, leaves dead versions of the rows it updated
-  // (and their entries in the due-rows index) that every statement reading pending rows after it
-  // would step over until a vacuum.
   const queries = [
-    [`claim, held (${CLAIM_LIMIT} rows)`, (side) => () => timedClaim(side.db, 'held')],
+    [`claim (${CLAIM_LIMIT} rows)`, (side) => () => timedClaim(side.db)],
     ...requestsOf(sides[0].tenants, sides[0].events).map(([query], q) => [query, (side) => (i) => timed(side.service.url, requestsOf(side.tenants, side.events)[q][1](i))]),
-    [`claim, by lease (${CLAIM_LIMIT} rows)`, (side) => () => timedClaim(side.db, 'lease')],
   ];
   const out = sides.map(() => []);
   for (const [query, of] of queries) {
@@ -227,9 +222,9 @@ async function plans(db, c, busy, events) {
     const statement = captured.at(-1);
     out.push({ query, sql: statement.sql, params: statement.params, plan: await explain(c, statement, generic) });
   };
-  const tx = await db.begin(HeldClaim.SETTINGS);
+  const tx = await db.begin(Hold.SETTINGS);
   try {
-    await add('claim, held', () => claimLocked(capture(tx), {}, new Date(), CLAIM_LIMIT), true);
+    await add('claim', () => claimLocked(capture(tx), {}, new Date(), CLAIM_LIMIT), true);
   } finally {
     await tx.rollback();
   }
@@ -241,14 +236,6 @@ async function plans(db, c, busy, events) {
   await add('events, type=order.paid', () => listEvents(cap, t.id, { type: 'order.paid' }, null, 20));
   await add('endpoint stats, 24h', () => endpointStats(cap, t.endpointIds[0], '24h', new Date()));
   await add('endpoint stats, 7d', () => endpointStats(cap, t.endpointIds[0], '7d', new Date()));
-  await add('claim, by lease', async () => {
-    const lease = await db.begin();
-    try {
-      await claimByLease(capture(lease), new Date(), LEASE_MS, CLAIM_LIMIT);
-    } finally {
-      await lease.rollback();
-    }
-  });
   return out;
 }
 
@@ -323,8 +310,6 @@ export async function scale(target, seeded, { scaleDeliveries }) {
     for (const side of sides) side.events = await sampleEvents(side.db, side.tenants, 50);
     const [small, quiet, busy] = await measure(sides);
     const peakRssMb = Math.max(...services.map((s) => s.peakRssMb() ?? 0));
-    // The rolled-back lease claims' dead rows gone, as before the measurements.
-    await c.query('VACUUM webhook_deliveries');
     const bigPlans = await plans(big.db, c, busyTenants, sides[2].events);
 
     const ratios = small.map((s, i) => ({ query: s.query, quiet: quiet[i].median / s.median, busy: busy[i].median / s.median }));

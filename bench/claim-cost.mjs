@@ -1,14 +1,14 @@
-// CPU per row of a held claim's statements, outside the worker: PostgreSQL's (the backend's own
+// CPU per row of a hold's statements, outside the worker: PostgreSQL's (the backend's own
 // /proc/<pid>/schedstat, Linux) and this process's (process.cpuUsage), for the claim, the outcome
 // write of successes and the commit, in claims of 64 rows without HTTP. For comparing a change to
-// those statements in alternating runs: `node bench/held-claim-cost.mjs` after `npm run build`.
+// those statements in alternating runs: `node bench/claim-cost.mjs` after `npm run build`.
 // ROUNDS=n claims (default 150, the first 10 not counted).
 import { readFileSync } from 'node:fs';
 import { freshSchema, PG_URL, seedBacklog } from './lib.mjs';
 import { openSeeded, settle } from './service.mjs';
 import { claimLocked } from '../dist/webhooks/engine/claim.js';
 import { writeHeldOutcomes } from '../dist/webhooks/engine/outcome.js';
-import { HeldClaim } from '../dist/webhooks/engine/held-claim.js';
+import { Hold } from '../dist/webhooks/engine/hold.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { SecretBox } from '../dist/lib/secretbox.js';
 
@@ -31,7 +31,7 @@ const responseHeaders = { 'content-length': '2', 'content-type': 'text/plain', d
 const sums = { claim: 0, outcome: 0, commit: 0, clientClaim: 0, clientOutcome: 0 };
 let rows = 0;
 for (let round = 0; round < ROUNDS; round++) {
-  const tx = await db.begin(HeldClaim.SETTINGS);
+  const tx = await db.begin(Hold.SETTINGS);
   const [{ pid }] = await tx.query('SELECT pg_backend_pid() AS pid');
   const b0 = backendCpu(pid);
   const c0 = process.cpuUsage();
