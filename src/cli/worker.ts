@@ -9,8 +9,8 @@ import { startWorkers } from '../webhooks/engine/workers.js';
 import { exitAfter } from './serve.js';
 
 export const WORKER_HELP = `svc worker
-  Runs webhook delivery workers only, without the HTTP API: SVC_WORKERS loops (at least one) of
-  SVC_WORKER_CONCURRENCY attempts each. Start any number of them, on any machines, against one
+  Runs webhook delivery workers only, without the HTTP API: SVC_WORKERS loops (at least one), each
+  with a capacity that adapts to the process's load, up to SVC_WORKER_CONCURRENCY attempts. Start any number of them, on any machines, against one
   PostgreSQL (DATABASE_URL); they share the work and take over rows of a worker that died after
   SVC_LEASE. With SVC_METRICS_PORT, GET /healthz, /readyz and /metrics answer on HOST at that port.
   Retention (SVC_RETENTION), the clean-up of expired idempotency keys, bulk webhook recoveries, the
@@ -57,6 +57,6 @@ export async function runWorker(config: Config): Promise<void> {
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
   // Only now: whoever waits for these lines may signal at once, and must find the handlers in place.
-  console.log(`svc worker: delivering with ${count} worker(s) of concurrency ${config.workerConcurrency}`);
+  console.log(`svc worker: delivering with ${count} worker(s) of at most ${config.workerConcurrency} attempts in flight each`);
   if (ops) console.log(`svc worker: health and metrics on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${boundPort(ops)}`);
 }
