@@ -9,7 +9,7 @@ import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { sign } from '../dist/webhooks/sign.js';
 import { channelSql } from '../dist/db/channels.js';
-import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/wakeups.js';
+import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/handoff.js';
 import { peerResult, startPeer } from './bullmq-peer.mjs';
 import { cpuSeconds, idleSeconds, median, postgresCpuSeconds, ratiosByRound, redisCpuSeconds, round, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';

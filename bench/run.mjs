@@ -9,7 +9,7 @@ import { apiRead } from './api-read.mjs';
 import { deepPage } from './deep-page.mjs';
 import { delivery, orderedDelivery } from './delivery.mjs';
 import { embeddedDefault } from './embedded.mjs';
-import { fleet } from './fleet.mjs';
+import { fleet, fleetPeak } from './fleet.mjs';
 import { ingest } from './ingest.mjs';
 import { latency } from './latency.mjs';
 import { noisyNeighbour } from './noisy-neighbour.mjs';
@@ -92,6 +92,7 @@ const SCENARIOS = [
   ['postgres', latency],
   ['postgres', noisyNeighbour],
   ['postgres', fleet],
+  ['postgres', fleetPeak],
   ['postgres', deepPage],
   ['postgres', stream],
   ['postgres', scale],

@@ -84,7 +84,7 @@ async function measure(root) {
         }
         const { sql, params } = captured[0];
         await c.query('BEGIN');
-        const lit = params.map((p) => (p instanceof Date ? `'${p.toISOString()}'` : c.escapeLiteral(String(p))));
+        const lit = params.map((p) => (p instanceof Date ? `'${p.toISOString()}'` : `'${String(p).replaceAll("'", "''")}'`));
         await c.query(`PREPARE p AS ${sql}`);
         for (let i = 0; i < 5; i++) await c.query(`EXECUTE p (${lit.join(', ')})`);
         const plan = (await c.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE p (${lit.join(', ')})`)).rows.map((r) => r['QUERY PLAN']);
