@@ -36,22 +36,28 @@ function adminHelp(): string {
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  if (command === undefined) {
+    // No command is a wrong command line: the usage on stderr, status 2 (as for an unknown command).
+    console.error(HELP);
+    process.exitCode = 2;
+    return;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
     console.log(HELP);
     return;
   }
   if (command === 'serve') {
-    const flags = parseFlags(rest, { demo: { type: 'boolean' } });
-    if (flags.help) return void console.log('svc serve [--demo]\n  Runs the API on HOST:PORT. --demo seeds an empty embedded database and prints its credentials.');
+    const flags = parseFlags(rest, { demo: { type: 'boolean' } }, 'serve');
+    if (flags.help) return void console.log('svc serve [--demo]\n  Runs the API on HOST:PORT. --demo seeds an empty embedded database and prints its credentials.\n  Settings come from the environment, not options: PORT=4000 svc serve (README.md lists them).');
     return serve(loadConfig(), { demo: flags.demo === true });
   }
   if (command === 'worker') {
-    const flags = parseFlags(rest, {});
+    const flags = parseFlags(rest, {}, 'worker');
     if (flags.help) return void console.log(WORKER_HELP);
     return runWorker(loadConfig());
   }
   if (command === 'migrate') {
-    const flags = parseFlags(rest, {});
+    const flags = parseFlags(rest, {}, 'migrate');
     if (flags.help) return void console.log('svc migrate [--json]\n  Applies pending migrations to DATABASE_URL or the embedded database.');
     const db = await openDatabase(loadConfig(), { log: () => {} });
     try {
@@ -63,7 +69,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'demo') {
-    const flags = parseFlags(rest, {});
+    const flags = parseFlags(rest, {}, 'demo');
     if (flags.help) return void console.log('svc demo [--json]\n  Creates a fresh demo set (with sample products and a paused webhook endpoint) and prints its ids and credentials.');
     const ctx = await openContext(loadConfig(), { quiet: true });
     try {
@@ -97,7 +103,7 @@ async function main(argv: string[]): Promise<void> {
     if (sub === undefined || sub === '--help' || sub === '-h') return void console.log(adminHelp());
     const spec = ADMIN_COMMANDS[sub];
     if (!spec) throw new UsageError(`unknown admin command "${sub}"\n${adminHelp()}`);
-    const flags = parseFlags(args, spec.flags);
+    const flags = parseFlags(args, spec.flags, `admin ${sub}`);
     if (flags.help) return void console.log(spec.usage);
     spec.check?.(flags as Record<string, string | boolean | undefined>);
     const ctx = spec.needsDb === false ? null : await openContext(loadConfig(), { quiet: true });
