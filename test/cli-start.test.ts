@@ -1,13 +1,95 @@
-import { describe, expect, it } from 'vitest';
-import { CLI, cliBuilt, runCli } from './helpers/cli.js';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, cleanEnv, cliBuilt, freePort, runCli, startServer, tempDataDir } from './helpers/cli.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether 127.0.0.1:port can be listened on: nothing holds it. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+async function until(what: string, check: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`${what} after ${ms} ms`);
+    await sleep(100);
+  }
+}
 
 /**
- * Issue 35 item 10: the command line's answers to a missing command and to a setting passed as an
- * option.
+ * Issue 35 item 10: svc serve stopped by signals leaves nothing behind, and the command line's
+ * answers to a missing command and to a setting passed as an option.
  */
 describe('npm start and the command line', { timeout: 300_000 }, () => {
-  it('prints its usage and exits 2 without a command, and names PORT for svc serve --port', async () => {
+  let dataDir: string;
+
+  beforeAll(() => {
     if (!cliBuilt()) throw new Error(`${CLI} is missing: build first (npm run build, or npm test)`);
+    dataDir = tempDataDir('svc-start-');
+  });
+  afterAll(() => {
+    // What a failed stop left: the folder's PostgreSQL server runs in a session of its own.
+    try {
+      const left = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      if (left > 0 && alive(left)) process.kill(left, 'SIGQUIT');
+    } catch {
+      // None.
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('svc serve stops once on a repeated signal, and stops cleanly when signalled while it starts', async () => {
+    const env = { SVC_DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'warn', SVC_WORKERS: '0' };
+    const postgresPid = () => {
+      try {
+        return Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]) || 0;
+      } catch {
+        return 0;
+      }
+    };
+    // A terminal's Ctrl-C reaches svc and npm start's script, which passes it on: two SIGINTs.
+    const server = await startServer([], env);
+    const postgres = postgresPid();
+    process.kill(server.pid, 'SIGINT');
+    process.kill(server.pid, 'SIGINT');
+    expect(await server.exited).toBe(0);
+    expect(alive(postgres)).toBe(false);
+
+    // SIGTERM once its PostgreSQL server is starting, before it listens: it starts, then stops.
+    const child = spawn(process.execPath, [CLI, 'serve'], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await until('its PostgreSQL server did not start', () => postgresPid() > 0, 60_000);
+    const starting = postgresPid();
+    child.kill('SIGTERM');
+    expect(await exited, output).toBe(0);
+    expect(output).not.toContain('svc is listening');
+    expect(alive(starting)).toBe(false);
+    expect(existsSync(join(dataDir, 'svc.lock'))).toBe(false);
+  });
+
+  it('prints its usage and exits 2 without a command, and names PORT for svc serve --port', async () => {
     const bare = await runCli([], {});
     expect([bare.code, bare.stdout]).toEqual([2, '']);
     expect(bare.stderr).toContain('Usage:');

@@ -16,6 +16,7 @@ import { startRollup } from '../webhooks/attempts/rollup.js';
 import type { DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
 import { startWorkers } from '../webhooks/engine/workers.js';
 import { demoSummary, tryLine } from './demo-text.js';
+import { exitAfter, stopSignals } from './signals.js';
 
 /**
  * `svc serve`: the API and (unless SVC_WORKERS=0) the webhook delivery workers in one process. With `--demo`,
@@ -23,6 +24,7 @@ import { demoSummary, tryLine } from './demo-text.js';
  * (mode 0600, like the master key) so every later `npm start` can print them again.
  */
 export async function serve(config: Config, options: { demo: boolean }): Promise<void> {
+  const signals = stopSignals();
   const ctx = await openContext(config, { owner: true });
   const app = await buildApp(ctx, {
     logger: loggerOptions(config.logLevel),
@@ -61,19 +63,11 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     await ctx.db.close();
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  // Stopped while starting: no banner, which would say that it is up.
+  if (signals.ready(stop)) return;
   const signIn = demo ? await demoSignInLink(ctx, demo) : null;
   // Only now: whoever waits for this line may signal at once, and must find the handlers in place.
   printBanner(config, demo, signIn);
-}
-
-/** Exits with status 1 after `ms` unless the process has exited by then. */
-export function exitAfter(ms: number, before: () => void): void {
-  setTimeout(() => {
-    before();
-    process.exit(1);
-  }, ms).unref();
 }
 
 /** Delivery faults in the service's log: the first of a streak, then its end. */

@@ -6,7 +6,7 @@ import { boundPort, startOpsServer } from '../ops/server.js';
 import { openContext } from '../runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
 import { startWorkers } from '../webhooks/engine/workers.js';
-import { exitAfter } from './serve.js';
+import { exitAfter, stopSignals } from './signals.js';
 
 export const WORKER_HELP = `svc worker
   Runs webhook delivery workers only, without the HTTP API: SVC_WORKERS loops (at least one), each
@@ -21,6 +21,7 @@ export const WORKER_HELP = `svc worker
 
 /** `svc worker`: delivery without the API, for scaling deliveries apart from requests. */
 export async function runWorker(config: Config): Promise<void> {
+  const signals = stopSignals();
   const ctx = await openContext(config);
   const count = Math.max(1, config.workers);
   const report = (error: unknown, during: string) => console.error(`svc worker: ${during} failed: ${(error as Error)?.message ?? String(error)}`);
@@ -54,8 +55,7 @@ export async function runWorker(config: Config): Promise<void> {
     await ctx.db.close();
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  if (signals.ready(stop)) return;
   // Only now: whoever waits for these lines may signal at once, and must find the handlers in place.
   console.log(`svc worker: delivering with ${count} worker(s) of at most ${config.workerConcurrency} attempts in flight each`);
   if (ops) console.log(`svc worker: health and metrics on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${boundPort(ops)}`);

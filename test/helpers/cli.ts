@@ -17,7 +17,7 @@ export function tempDataDir(prefix = 'svc-data-'): string {
 }
 
 /** The environment of a fresh shell: none of the service's own settings leak in from ours. */
-function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+export function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !/^(SVC_|DATABASE_URL$|PORT$|HOST$|LOG_LEVEL$|REDIS_URL$)/.test(k)),
   );
