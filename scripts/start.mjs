@@ -2,6 +2,9 @@
 // `npm start`: compiles when any source is newer than the build (the service, then the SDK and the
 // dashboard, which is built on the SDK), then runs `svc serve --demo` (seeding an empty embedded
 // database on first start and printing its credentials and a dashboard sign-in link).
+// package.json runs it with `exec`: npm passes SIGINT and SIGTERM to the shell it runs a script in,
+// and Debian's sh (dash) keeps SIGINT to itself until its command ends; exec puts this process in
+// the shell's place, so that a signal to npm reaches it, and it passes it on to the server.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,5 +33,16 @@ const dashboardSources = Math.max(newest('dashboard/src'), statSync('dashboard/i
 if (builtAt('dashboard/dist/index.html') < dashboardSources) build('the dashboard', 'npm', ['run', '--silent', 'build', '--workspace', 'dashboard']);
 
 const child = spawn(process.execPath, [...NODE_FLAGS, 'dist/cli.js', 'serve', '--demo', ...process.argv.slice(2)], { stdio: 'inherit' });
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+const stop = (signal) => {
+  if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+};
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => stop(signal));
+// Left without its parent (npm killed, or a shell that a signal ended without passing it on): this
+// process stops the server as if it had been signalled itself.
+const parent = process.ppid;
+const orphaned = setInterval(() => {
+  if (process.ppid === parent) return;
+  clearInterval(orphaned);
+  stop('SIGTERM');
+}, 250);
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

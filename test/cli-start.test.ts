@@ -36,7 +36,7 @@ async function until(what: string, check: () => boolean, ms: number): Promise<vo
 }
 
 /**
- * Issue 35 item 10: svc serve stopped by signals leaves nothing behind, and the command line's
+ * Issue 35 item 10: `npm start` stopped through npm leaves nothing behind, and the command line's
  * answers to a missing command and to a setting passed as an option.
  */
 describe('npm start and the command line', { timeout: 300_000 }, () => {
@@ -56,6 +56,53 @@ describe('npm start and the command line', { timeout: 300_000 }, () => {
     }
     rmSync(dataDir, { recursive: true, force: true });
   });
+
+  // To npm's own process, as a process manager or a script sends it; to the whole process group, as
+  // a terminal's Ctrl-C does; and npm killed outright. One folder for all: each start also shows that
+  // the one before left it free.
+  const stops = [
+    ['SIGTERM', 'npm'],
+    ['SIGINT', 'npm'],
+    ['SIGINT', 'the process group (Ctrl-C)'],
+    ['SIGKILL', 'npm'],
+  ] as const;
+  for (const [signal, target] of stops) {
+    it(`stops the server and its PostgreSQL on ${signal} to ${target}, leaving no process, port or lock`, async () => {
+      const port = await freePort();
+      // A group (and session) of its own, so that what it leaves can be looked for by group.
+      const npm = spawn('npm', ['start'], {
+        cwd: ROOT,
+        env: cleanEnv({ SVC_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', SVC_WORKERS: '0' }),
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const group = npm.pid!;
+      let postgres = 0;
+      let output = '';
+      npm.stdout!.on('data', (chunk: Buffer) => (output += chunk));
+      npm.stderr!.on('data', (chunk: Buffer) => (output += chunk));
+      try {
+        // Up to three minutes: start.mjs builds first when a source is newer than the build.
+        await until('npm start was not ready', () => /Dashboard sign-in for \S+/.test(output), 180_000);
+        expect(output).toContain(`svc is listening on http://127.0.0.1:${port}`);
+        const server = Number(readFileSync(join(dataDir, 'svc.lock'), 'utf8'));
+        postgres = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+        expect([alive(server), alive(postgres), await portFree(port)]).toEqual([true, true, false]);
+
+        process.kill(target === 'npm' ? group : -group, signal);
+        await until(`processes were left (${output})`, () => !alive(-group) && !alive(server) && !alive(postgres), 60_000);
+        expect(await portFree(port)).toBe(true);
+        expect(existsSync(join(dataDir, 'svc.lock'))).toBe(false);
+        expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+        // A stop, not a crash.
+        expect(output).not.toMatch(/did not finish in time|error/i);
+      } finally {
+        if (alive(-group)) process.kill(-group, 'SIGKILL');
+        // Its own session: a failed stop would leave it running.
+        if (postgres && alive(postgres)) process.kill(postgres, 'SIGQUIT');
+      }
+    });
+  }
 
   it('svc serve stops once on a repeated signal, and stops cleanly when signalled while it starts', async () => {
     const env = { SVC_DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'warn', SVC_WORKERS: '0' };
