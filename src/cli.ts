@@ -104,7 +104,7 @@ async function main(argv: string[]): Promise<void> {
     const spec = ADMIN_COMMANDS[sub];
     if (!spec) throw new UsageError(`unknown admin command "${sub}"\n${adminHelp()}`);
     const flags = parseFlags(args, spec.flags, `admin ${sub}`);
-    if (flags.help) return void console.log(spec.usage);
+    if (flags.help) return void console.log(spec.help ?? spec.usage);
     spec.check?.(flags as Record<string, string | boolean | undefined>);
     const ctx = spec.needsDb === false ? null : await openContext(loadConfig(), { quiet: true });
     try {

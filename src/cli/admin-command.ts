@@ -4,6 +4,8 @@ import type { parseFlags } from './args.js';
 /** One `svc admin` sub-command: its usage line, its flags and what it does. */
 export interface AdminCommand {
   usage: string;
+  /** What --help prints, when there is more to say than the usage line. */
+  help?: string;
   flags: Parameters<typeof parseFlags>[1];
   /** Commands that need no database (master-key) leave this false. */
   needsDb?: boolean;

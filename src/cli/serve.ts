@@ -16,6 +16,7 @@ import { startRollup } from '../webhooks/attempts/rollup.js';
 import type { DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
 import { startWorkers } from '../webhooks/engine/workers.js';
 import { demoSummary, tryLine } from './demo-text.js';
+import { recordPublicUrl } from './public-url.js';
 import { exitAfter, stopSignals } from './signals.js';
 
 /**
@@ -33,6 +34,8 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   await app.listen({ port: config.port, host: config.host });
   // Asked for any free port (PORT=0): links and the banner name the one taken.
   if (config.port === 0) config.publicUrl = config.publicUrl.replace(/:0$/, `:${boundPort(app)}`);
+  // Where dashboard links made beside this process point (svc admin dashboard-link).
+  const forgetPublicUrl = recordPublicUrl(config);
   const ops = config.metricsPort !== null ? await startOpsServer(ctx, { redis: true }, { port: config.metricsPort, host: config.host }) : null;
   const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, deliveryLog(app.log)) : null;
   const retention = startRetention(ctx, (err) => app.log.error({ err }, 'retention failed'));
@@ -50,6 +53,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const stop = async (signal: string) => {
     // First: load balancers polling /readyz stop sending traffic here.
     ctx.stopping = true;
+    forgetPublicUrl();
     app.log.info({ signal }, 'shutting down');
     exitAfter(config.deliveryTimeoutMs + config.dbQueryTimeoutMs + 5_000, () => app.log.error('shutdown did not finish in time: exiting'));
     await app.close();

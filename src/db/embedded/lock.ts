@@ -35,6 +35,11 @@ function holder(path: string): number | null {
   }
 }
 
+/** The pid in the data folder's lock, whether or not that process still runs; null when there is none. */
+export function lockHolder(dataDir: string): number | null {
+  return holder(join(dataDir, LOCK_FILE));
+}
+
 /**
  * Takes `<dataDir>/svc.lock` for this process, or throws DataDirInUseError naming the live process
  * that holds it. The file holds the holder's pid and is created in one step (a hard link of a file
