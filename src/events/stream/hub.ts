@@ -21,7 +21,7 @@ export interface StreamRequest {
   workspaceId: string;
   /** Only these event types; null: all. */
   types: ReadonlySet<string> | null;
-  /** Resume after this place (placeAfter); null: from now, the end of the log. */
+  /** Resume after this place (placeAfter); null: from now, after every event committed before the stream opened. */
   after: Position | null;
   keepAliveMs: number;
   stillAllowed(): Promise<boolean>;
@@ -50,15 +50,27 @@ export class EventHub {
       this.starting = null;
       throw error;
     }));
+    const after = request.after ?? (await this.now(request.workspaceId));
+    // No await between taking the tail and adding the stream: a tail without streams is closed.
     const tail = await this.tailOf(request.workspaceId);
     const deps: StreamDeps = {
       readLog: (position, types, limit) => readAfter(this.deps.db, request.workspaceId, position, types, limit),
       stillAllowed: request.stillAllowed,
       keepAliveMs: request.keepAliveMs,
     };
-    const stream = new EventStream(new SseBody(), tail, request.after ?? tail.head, request.types, deps, (closed) => this.closed(closed));
+    const stream = new EventStream(new SseBody(), tail, after, request.types, deps, (closed) => this.closed(closed));
     this.streams.add(stream);
     return stream;
+  }
+
+  /**
+   * The end of the workspace's log once every batch committed so far has its position: a stream
+   * without a resume point begins after every event whose write had returned when it opened (the
+   * tail's head may not have reached them yet).
+   */
+  private async now(workspaceId: string): Promise<Position> {
+    await this.deps.sequencer.settled();
+    return endOf(this.deps.db, workspaceId);
   }
 
   /**
