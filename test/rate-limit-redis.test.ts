@@ -31,15 +31,18 @@ describe('rate limits shared through Redis', () => {
   let logB: LogCapture;
   let proxy: TcpProxy | null = null;
 
-  const store = (url: string) => new RedisRateLimitStore({ url, prefix, timeoutMs: 250 });
+  const store = (url: string, timeoutMs = 250) => new RedisRateLimitStore({ url, prefix, timeoutMs });
 
-  /** Instance A talks to Redis directly; instance B through `urlB` (the proxy in outage tests). */
-  async function start(urlB: string, config = {}) {
+  /**
+   * Instance A talks to Redis directly; instance B through `urlB` (the proxy in outage tests). A
+   * test of counting, not of outages, gives Redis a time-out no loaded machine reaches.
+   */
+  async function start(urlB: string, config = {}, timeoutMs = 250) {
     clock = new ManualClock();
-    const storeA = store(REDIS_URL);
+    const storeA = store(REDIS_URL, timeoutMs);
     a = await startTestApp({ clock, config, rateLimits: storeA });
     opened.push(a);
-    storeB = store(urlB);
+    storeB = store(urlB, timeoutMs);
     opened.push(storeB);
     logB = new LogCapture();
     b = await buildApp(createContext(testConfig(config), a.testDb.db, randomBytes(32), clock, { rateLimits: storeB }), {
@@ -117,7 +120,7 @@ describe('rate limits shared through Redis', () => {
   });
 
   it('admits exactly the limit when both instances are hit at once', async () => {
-    await start(REDIS_URL, { rateLimitApiKey: 50 });
+    await start(REDIS_URL, { rateLimitApiKey: 50 }, 5_000);
     const key = a.demo.workspaces[0].apiKey;
     const responses = await Promise.all(Array.from({ length: 80 }, (_, i) => call(i % 2 === 0 ? a.app : b, key)));
     expect(responses.filter((r) => r.statusCode === 200)).toHaveLength(50);
