@@ -86,6 +86,7 @@ describe('master key', () => {
         'webhook_endpoints.secret_enc': 2,
         'webhook_endpoints.previous_secret_enc': 1,
         'webhook_endpoints.headers_enc': 1,
+        'webhook_endpoints.url_enc': 0,
         'idempotency_keys.response_enc': 1,
         // None made in this database: push keys and devices are tested in push-keys.test.ts.
         'push_keys.private_key_enc': 0,
@@ -106,6 +107,26 @@ describe('master key', () => {
     expect(await keyMatches(testDb.db, next, later)).toBe(true);
     expect(await keyMatches(testDb.db, current, later)).toBe(false);
     expect((await checkRows())[0].rotated_at).toEqual(later);
+  });
+
+  it("re-encrypts a broker URL's credentials and a v1a private key", async () => {
+    const current = box();
+    await verifyMasterKey(testDb.db, current, 'SVC_MASTER_KEY', now);
+    const url = 'amqps://svc:broker-password-1@mq.example.com/shop';
+    const { row } = await createEndpoint(testDb.db, current, { workspaceId, url, subscribedEvents: ['product.*'], signatureScheme: 'v1a' }, now);
+    expect(row.url).toBe('amqps://svc:***@mq.example.com/shop');
+    expect(row.url_enc).not.toContain('broker-password-1');
+    const key = current.decrypt(row.secret_enc);
+    expect(key).toMatch(/^whsk_/);
+
+    const next = box();
+    const result = await rotateMasterKey(testDb.db, current, next, new Date(now.getTime() + 60_000));
+    expect(result.reencrypted).toMatchObject({ 'webhook_endpoints.secret_enc': 1, 'webhook_endpoints.url_enc': 1 });
+    const [after] = await testDb.db.query<{ url: string; url_enc: string; secret_enc: string }>('SELECT url, url_enc, secret_enc FROM webhook_endpoints WHERE id = $1', [row.id]);
+    expect(after.url).toBe(row.url);
+    expect(next.decrypt(after.url_enc)).toBe(url);
+    expect(next.decrypt(after.secret_enc)).toBe(key);
+    expect(() => current.decrypt(after.url_enc)).toThrow();
   });
 
   it('changes nothing when the current key is wrong, or when one value does not open with it', async () => {

@@ -34,7 +34,7 @@ describe('webhook endpoint targets', () => {
       ['https://192.168.0.10:8443/hook', `192.168.0.10 is not a public address (private); ${setting}`],
       ['https://169.254.169.254/latest/meta-data/', `169.254.169.254 is not a public address (link-local); ${setting}`],
       ['https://[::ffff:7f00:1]/hook', `::ffff:7f00:1 is not a public address (loopback); ${setting}`],
-      ['http://hooks.example.com/a', 'must start with https:// (http:// needs SVC_ALLOW_PRIVATE_TARGETS=1, for local development only)'],
+      ['http://hooks.example.com/a', 'must start with https:// (or amqp://, amqps://, nats://, tls:// for a broker; http:// needs SVC_ALLOW_PRIVATE_TARGETS=1, for local development only)'],
     ];
     for (const [url, why] of cases) {
       const res = await t.call(key, 'POST', '/v1/webhooks/endpoints', { url, subscribedEvents: ['product.*'] });

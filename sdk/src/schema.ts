@@ -2135,7 +2135,7 @@ export interface components {
             id: string;
             /**
              * Format: uri
-             * @description The URL that receives deliveries.
+             * @description The URL that receives deliveries (https://) or the broker they are published to (amqp://, amqps://, nats://, tls://); a password in it is shown as ***.
              * @example https://hooks.example.com/svc
              */
             url: string;
@@ -2170,6 +2170,12 @@ export interface components {
                  */
                 since: string;
             } | null;
+            /** @description v1: HMAC-SHA256 with the endpoint's secret (whsec_...); v1a: ed25519, verified with publicKey (Standard Webhooks). */
+            signatureScheme: "v1" | "v1a";
+            publicKey: string | null;
+            exchange: string | null;
+            routingKey: string | null;
+            subject: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -6564,7 +6570,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description An https:// URL whose host is public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
+                     * @description An https:// URL, or a broker: amqp:// or amqps:// (RabbitMQ, the vhost as path, user and password allowed), nats:// or tls:// (NATS JetStream, user:password or a token allowed); credentials are encrypted at rest and shown redacted. The host must be public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
                      * @example https://hooks.example.com/svc
                      */
                     url: string;
@@ -6577,6 +6583,11 @@ export interface operations {
                     } | null;
                     /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
                     ordering?: "none" | "subject";
+                    exchange?: string | null;
+                    routingKey?: string | null;
+                    subject?: string | null;
+                    /** @description v1 (the default): HMAC-SHA256 with a shared secret; v1a: ed25519, the service keeps the private key and shows the public key. Set at creation only. */
+                    signatureScheme?: "v1" | "v1a";
                 };
             };
         };
@@ -6600,7 +6611,7 @@ export interface operations {
                         id: string;
                         /**
                          * Format: uri
-                         * @description The URL that receives deliveries.
+                         * @description The URL that receives deliveries (https://) or the broker they are published to (amqp://, amqps://, nats://, tls://); a password in it is shown as ***.
                          * @example https://hooks.example.com/svc
                          */
                         url: string;
@@ -6635,15 +6646,21 @@ export interface operations {
                              */
                             since: string;
                         } | null;
+                        /** @description v1: HMAC-SHA256 with the endpoint's secret (whsec_...); v1a: ed25519, verified with publicKey (Standard Webhooks). */
+                        signatureScheme: "v1" | "v1a";
+                        publicKey: string | null;
+                        exchange: string | null;
+                        routingKey: string | null;
+                        subject: string | null;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */
                         updatedAt: string;
                         /**
-                         * @description The signing secret (whsec_...), returned this once.
+                         * @description v1 only: the signing secret (whsec_...), returned this once. A v1a endpoint keeps its private key; see publicKey.
                          * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk
                          */
-                        secret: string;
+                        secret?: string;
                     };
                 };
             };
@@ -7176,12 +7193,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change; null clears description, rateLimit and headers. */
+        /** @description Fields to change; null clears description, rateLimit, headers, exchange, routingKey and subject. A url of another destination clears the fields of the old one. */
         requestBody: {
             content: {
                 "application/json": {
                     /**
-                     * @description An https:// URL whose host is public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
+                     * @description An https:// URL, or a broker: amqp:// or amqps:// (RabbitMQ, the vhost as path, user and password allowed), nats:// or tls:// (NATS JetStream, user:password or a token allowed); credentials are encrypted at rest and shown redacted. The host must be public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
                      * @example https://hooks.example.com/svc
                      */
                     url?: string;
@@ -7194,6 +7211,9 @@ export interface operations {
                     } | null;
                     /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
                     ordering?: "none" | "subject";
+                    exchange?: string | null;
+                    routingKey?: string | null;
+                    subject?: string | null;
                     /** @description false pauses (pending deliveries become disabled); true re-enables and resets the failure count. */
                     active?: boolean;
                 };
@@ -7481,13 +7501,18 @@ export interface operations {
                 content: {
                     "application/json": {
                         /**
-                         * @description The new signing secret (whsec_...), returned this once.
+                         * @description v1 only: the new signing secret (whsec_...), returned this once.
                          * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk
                          */
-                        secret: string;
+                        secret?: string;
+                        /**
+                         * @description v1a only: the new public key (whpk_...); the endpoint shows it from now on.
+                         * @example whpk_jMvqYLNb3hl3GmOWqNpEUGNsETqJ6pVk3Ib5/bmzNUs=
+                         */
+                        publicKey?: string;
                         /**
                          * Format: date-time
-                         * @description Until then deliveries are signed with both secrets.
+                         * @description Until then deliveries are signed with both secrets (both keys, for v1a).
                          */
                         previousSecretExpiresAt: string;
                     };
@@ -11598,7 +11623,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description An https:// URL whose host is public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
+                     * @description An https:// URL, or a broker: amqp:// or amqps:// (RabbitMQ, the vhost as path, user and password allowed), nats:// or tls:// (NATS JetStream, user:password or a token allowed); credentials are encrypted at rest and shown redacted. The host must be public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
                      * @example https://hooks.example.com/svc
                      */
                     url: string;
@@ -11611,6 +11636,11 @@ export interface operations {
                     } | null;
                     /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
                     ordering?: "none" | "subject";
+                    exchange?: string | null;
+                    routingKey?: string | null;
+                    subject?: string | null;
+                    /** @description v1 (the default): HMAC-SHA256 with a shared secret; v1a: ed25519, the service keeps the private key and shows the public key. Set at creation only. */
+                    signatureScheme?: "v1" | "v1a";
                 };
             };
         };
@@ -11634,7 +11664,7 @@ export interface operations {
                         id: string;
                         /**
                          * Format: uri
-                         * @description The URL that receives deliveries.
+                         * @description The URL that receives deliveries (https://) or the broker they are published to (amqp://, amqps://, nats://, tls://); a password in it is shown as ***.
                          * @example https://hooks.example.com/svc
                          */
                         url: string;
@@ -11669,15 +11699,21 @@ export interface operations {
                              */
                             since: string;
                         } | null;
+                        /** @description v1: HMAC-SHA256 with the endpoint's secret (whsec_...); v1a: ed25519, verified with publicKey (Standard Webhooks). */
+                        signatureScheme: "v1" | "v1a";
+                        publicKey: string | null;
+                        exchange: string | null;
+                        routingKey: string | null;
+                        subject: string | null;
                         /** Format: date-time */
                         createdAt: string;
                         /** Format: date-time */
                         updatedAt: string;
                         /**
-                         * @description The signing secret (whsec_...), returned this once.
+                         * @description v1 only: the signing secret (whsec_...), returned this once. A v1a endpoint keeps its private key; see publicKey.
                          * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk
                          */
-                        secret: string;
+                        secret?: string;
                     };
                 };
             };
@@ -12243,12 +12279,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change; null clears description, rateLimit and headers. */
+        /** @description Fields to change; null clears description, rateLimit, headers, exchange, routingKey and subject. A url of another destination clears the fields of the old one. */
         requestBody: {
             content: {
                 "application/json": {
                     /**
-                     * @description An https:// URL whose host is public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
+                     * @description An https:// URL, or a broker: amqp:// or amqps:// (RabbitMQ, the vhost as path, user and password allowed), nats:// or tls:// (NATS JetStream, user:password or a token allowed); credentials are encrypted at rest and shown redacted. The host must be public: a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.
                      * @example https://hooks.example.com/svc
                      */
                     url?: string;
@@ -12261,6 +12297,9 @@ export interface operations {
                     } | null;
                     /** @description none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back. */
                     ordering?: "none" | "subject";
+                    exchange?: string | null;
+                    routingKey?: string | null;
+                    subject?: string | null;
                     /** @description false pauses (pending deliveries become disabled); true re-enables and resets the failure count. */
                     active?: boolean;
                 };
@@ -12552,13 +12591,18 @@ export interface operations {
                 content: {
                     "application/json": {
                         /**
-                         * @description The new signing secret (whsec_...), returned this once.
+                         * @description v1 only: the new signing secret (whsec_...), returned this once.
                          * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk
                          */
-                        secret: string;
+                        secret?: string;
+                        /**
+                         * @description v1a only: the new public key (whpk_...); the endpoint shows it from now on.
+                         * @example whpk_jMvqYLNb3hl3GmOWqNpEUGNsETqJ6pVk3Ib5/bmzNUs=
+                         */
+                        publicKey?: string;
                         /**
                          * Format: date-time
-                         * @description Until then deliveries are signed with both secrets.
+                         * @description Until then deliveries are signed with both secrets (both keys, for v1a).
                          */
                         previousSecretExpiresAt: string;
                     };

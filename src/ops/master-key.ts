@@ -8,7 +8,7 @@ import { SecretBox, safeEqual } from '../lib/secretbox.js';
  * table needs a text `id` primary key, and NULL means "no value".
  */
 export const ENCRYPTED_COLUMNS: { table: string; columns: string[] }[] = [
-  { table: 'webhook_endpoints', columns: ['secret_enc', 'previous_secret_enc', 'headers_enc'] },
+  { table: 'webhook_endpoints', columns: ['secret_enc', 'previous_secret_enc', 'headers_enc', 'url_enc'] },
   { table: 'idempotency_keys', columns: ['response_enc'] },
   { table: 'push_keys', columns: ['private_key_enc'] },
   { table: 'push_devices', columns: ['subscription_enc'] },

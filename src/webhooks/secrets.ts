@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 
 /**
  * `whsec_` + base64 of 33 random bytes (44 characters, no padding), drawn again while it contains
@@ -15,4 +15,31 @@ export function newSigningSecret(): string {
 /** The HMAC key of a `whsec_` secret: the bytes after the prefix, base64url-decoded (spec 6.3). */
 export function signingKey(secret: string): Buffer {
   return Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64url');
+}
+
+/** An ed25519 private key as PKCS#8 DER is this prefix and the 32-byte seed (RFC 8410). */
+const PKCS8_ED25519 = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/**
+ * A new ed25519 key pair for `v1a` signatures (Standard Webhooks): the private key as `whsk_` +
+ * base64 of its 32-byte seed, which the service keeps sealed, and the public key as `whpk_` +
+ * base64 of its 32 bytes, which receivers verify with.
+ */
+export function newSigningKey(): { secret: string; publicKey: string } {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const seed = privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(PKCS8_ED25519.length);
+  const secret = `whsk_${seed.toString('base64')}`;
+  return { secret, publicKey: publicKeyOf(secret) };
+}
+
+/** The private KeyObject of a `whsk_` key. */
+export function privateKeyOf(secret: string): KeyObject {
+  const seed = Buffer.from(secret.slice('whsk_'.length), 'base64');
+  return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519, seed]), format: 'der', type: 'pkcs8' });
+}
+
+/** The `whpk_` public key of a `whsk_` private key. */
+export function publicKeyOf(secret: string): string {
+  const jwk = createPublicKey(privateKeyOf(secret)).export({ format: 'jwk' });
+  return `whpk_${Buffer.from(jwk.x as string, 'base64url').toString('base64')}`;
 }

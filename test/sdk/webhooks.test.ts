@@ -42,26 +42,26 @@ describe('SDK webhooks', () => {
 
     // As Node.js gives them (req.headers), as the Fetch API does, and as a plain object.
     for (const headers of [received.headers, new Headers(received.flatHeaders), received.flatHeaders]) {
-      const event = verifyWebhook(endpoint.secret, headers, received.raw);
+      const event = verifyWebhook(endpoint.secret!, headers, received.raw);
       expect(event).toEqual({ id: expect.stringMatching(/^evt_/), type: 'product.created', created: expect.any(String), subject: { id: hat.id, type: 'product', url: `/v1/products/${hat.id}` } });
     }
-    const event = verifyWebhook(endpoint.secret, received.headers, received.body) as EventOf<'product.created'>;
+    const event = verifyWebhook(endpoint.secret!, received.headers, received.body) as EventOf<'product.created'>;
     expect(await svc.GET('/v1/events/{eventId}', { params: { path: { eventId: event.id } } })).toEqual(event);
     expect(await svc.fetchSubject(event)).toEqual(hat);
 
-    expect(() => verifyWebhook(endpoint.secret, received.headers, received.body.replace(hat.id, 'prd_other'))).toThrow(WebhookVerificationError);
-    expect(() => verifyWebhook(endpoint.secret, received.headers, Buffer.from(JSON.stringify(JSON.parse(received.body), null, 1)))).toThrow(WebhookVerificationError);
-    const { secret: other } = await svc.POST('/v1/webhooks/endpoints/{endpointId}/rotate-secret', { params: { path: { endpointId: endpoint.id } } });
+    expect(() => verifyWebhook(endpoint.secret!, received.headers, received.body.replace(hat.id, 'prd_other'))).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook(endpoint.secret!, received.headers, Buffer.from(JSON.stringify(JSON.parse(received.body), null, 1)))).toThrow(WebhookVerificationError);
+    const other = (await svc.POST('/v1/webhooks/endpoints/{endpointId}/rotate-secret', { params: { path: { endpointId: endpoint.id } } })).secret!;
     expect(() => verifyWebhook(other, received.headers, received.raw)).toThrow(WebhookVerificationError);
     const { 'webhook-signature': _, ...unsigned } = received.flatHeaders;
-    expect(() => verifyWebhook(endpoint.secret, unsigned, received.raw)).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook(endpoint.secret!, unsigned, received.raw)).toThrow(WebhookVerificationError);
 
     // After a rotation both secrets sign, so either verifies; a deleted subject fetches as null.
     await svc.DELETE('/v1/products/{productId}', { params: { path: { productId: hat.id } } });
     expect(await testWorker(t).runDue()).toBe(1);
     const deleted = receiver.requests[1];
     expect(deleted.flatHeaders['webhook-signature'].split(' ')).toHaveLength(2);
-    for (const secret of [endpoint.secret, other]) {
+    for (const secret of [endpoint.secret!, other]) {
       const gone = verifyWebhook(secret, deleted.headers, deleted.raw);
       expect(gone.type).toBe('product.deleted');
       expect(await svc.fetchSubject(gone as EventOf<'product.deleted'>)).toBeNull();
@@ -84,7 +84,7 @@ describe('SDK webhooks', () => {
     expect(file('docs/receiving-webhooks.md')).toContain(example);
     // The secret comes with the endpoint, whose URL is known once the receiver listens: create, start, then point it there.
     const endpoint = await svc.POST('/v1/webhooks/endpoints', { body: { url: `${receiver.url}/placeholder`, subscribedEvents: ['product.*'] } });
-    const run = runExample('receiver.mjs', { PORT: '0', SVC_WEBHOOK_SECRET: endpoint.secret, SVC_BASE_URL: t.base, SVC_API_KEY: t.demo.workspaces[0].apiKey });
+    const run = runExample('receiver.mjs', { PORT: '0', SVC_WEBHOOK_SECRET: endpoint.secret!, SVC_BASE_URL: t.base, SVC_API_KEY: t.demo.workspaces[0].apiKey });
     try {
       await eventually(() => /port: \d+/.test(run.output()));
       const url = `http://127.0.0.1:${/port: (\d+)/.exec(run.output())![1]}/webhooks`;
@@ -99,10 +99,10 @@ describe('SDK webhooks', () => {
 
       // A retry carries the same webhook-id: the receiver answers it and does not work twice.
       const body = JSON.stringify({ id: 'evt_again', type: 'webhook.ping', created: new Date().toISOString() });
-      const repeat = () => fetch(url, { method: 'POST', headers: deliveryHeaders([endpoint.secret], deliveries[0].id, new Date(), body), body });
+      const repeat = () => fetch(url, { method: 'POST', headers: deliveryHeaders([endpoint.secret!], deliveries[0].id, new Date(), body), body });
       expect((await repeat()).status).toBe(204);
       await eventually(() => run.output().includes(`repeat of ${deliveries[0].id}`));
-      const forged = await fetch(url, { method: 'POST', headers: deliveryHeaders([endpoint.secret], 'whd_forged', new Date(), body), body: body.replace('again', 'forged') });
+      const forged = await fetch(url, { method: 'POST', headers: deliveryHeaders([endpoint.secret!], 'whd_forged', new Date(), body), body: body.replace('again', 'forged') });
       expect(forged.status).toBe(400);
       await eventually(() => run.output().includes('refused: WebhookVerificationError'));
       expect(run.output()).not.toContain('evt_forged');

@@ -30,6 +30,7 @@ import {
   endpointInactive,
 } from './schemas.js';
 import { checkTarget } from './target.js';
+import { checkRoute, kindOf, sealUrl, type Route } from './destination.js';
 import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, lockEndpoint, rotateSecret, toView, updateEndpoint } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
@@ -46,6 +47,27 @@ function revealsHeaders(request: FastifyRequest): boolean {
 function endpointIdOf(params: { endpointId: string }): string {
   if (!isId('whe', params.endpointId)) throw notFound('webhook endpoint');
   return params.endpointId;
+}
+
+/**
+ * The route fields a PATCH writes: those given, checked against the URL the endpoint will have; a
+ * new URL of another destination clears the old one's fields (null), so none is left that does not
+ * belong. 404 for an endpoint that does not exist.
+ */
+async function routeChanges(ctx: AppContext, workspaceId: string, id: string, target: string | undefined, body: Partial<Route>): Promise<Partial<Route>> {
+  const current = await findEndpoint(ctx.db, workspaceId, id);
+  if (!current) throw notFound('webhook endpoint');
+  const kind = kindOf(target ?? current.url)!;
+  checkRoute(kind, body);
+  const changes: Partial<Route> = { exchange: body.exchange, routingKey: body.routingKey, subject: body.subject };
+  if (target !== undefined && kind !== kindOf(current.url)) {
+    if (kind !== 'amqp') {
+      changes.exchange = null;
+      changes.routingKey = null;
+    }
+    if (kind !== 'nats') changes.subject = null;
+  }
+  return changes;
 }
 
 export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
@@ -65,8 +87,10 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
       response: { 201: CreatedWebhookEndpoint },
     },
     handler: async (request, reply) => {
-      const { url, subscribedEvents, description, rateLimit, headers, ordering } = request.body;
+      const { url, subscribedEvents, description, rateLimit, headers, ordering, signatureScheme, exchange, routingKey, subject } = request.body;
       const target = checkUrl(url, ctx.config.allowPrivateTargets);
+      const route = { exchange, routingKey, subject };
+      checkRoute(kindOf(target)!, route);
       await checkTarget(target, ctx.config.allowPrivateTargets);
       const input = {
         workspaceId: request.workspace!.id,
@@ -76,9 +100,13 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
         rateLimit,
         headers: headers ? checkHeaders(headers) : null,
         ordering,
+        signatureScheme,
+        route,
       };
       const { row, secret } = await createEndpoint(ctx.db, ctx.secrets, input, ctx.clock.now());
-      return reply.status(201).send({ ...toView(row, ctx.secrets, true), secret });
+      const view = toView(row, ctx.secrets, true);
+      // A v1a endpoint's private key never leaves the service: receivers verify with publicKey.
+      return reply.status(201).send(row.signature_scheme === 'v1a' ? view : { ...view, secret });
     },
   });
 
@@ -165,9 +193,11 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
       const id = endpointIdOf(request.params);
       const { url, subscribedEvents, description, rateLimit, headers, ordering, active } = request.body;
       const target = url === undefined ? undefined : checkUrl(url, ctx.config.allowPrivateTargets);
+      const route = await routeChanges(ctx, request.workspace!.id, id, target, request.body);
       if (target !== undefined) await checkTarget(target, ctx.config.allowPrivateTargets);
       const changes = {
-        url: target,
+        ...route,
+        url: target === undefined ? undefined : sealUrl(ctx.secrets, target),
         subscribedEvents: subscribedEvents === undefined ? undefined : checkSubscriptions(subscribedEvents),
         description,
         rateLimit,
@@ -221,7 +251,8 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     handler: async (request) => {
       const rotated = await rotateSecret(ctx.db, ctx.secrets, request.workspace!.id, endpointIdOf(request.params), ctx.clock.now());
       if (!rotated) throw notFound('webhook endpoint');
-      return { secret: rotated.secret, previousSecretExpiresAt: toIso(rotated.previousSecretExpiresAt) };
+      const expires = toIso(rotated.previousSecretExpiresAt);
+      return rotated.secret === null ? { publicKey: rotated.publicKey!, previousSecretExpiresAt: expires } : { secret: rotated.secret, previousSecretExpiresAt: expires };
     },
   });
 

@@ -9,25 +9,32 @@ import { StringMap } from '../../http/string-map.js';
 import { subscriptionPatterns } from '../../events/patterns.js';
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MAX_HEADERS, MAX_HEADER_NAME_LENGTH, MAX_HEADER_VALUE_LENGTH } from './headers.js';
 import { HTTPS_ONLY } from './target.js';
+import { REDACTED, kindOfProtocol } from './destination.js';
 
 export const MAX_URL_LENGTH = 2048;
 
 /**
  * The shape checkUrl accepts, as a pattern the document shows and validation applies first: a
- * scheme, `://`, a host, no user name or password, no spaces or control characters. Which schemes
- * (https://, and http:// with SVC_ALLOW_PRIVATE_TARGETS) and which hosts' addresses are allowed
- * depends on the settings, and is checked after it (checkUrl, checkTarget).
+ * scheme, `://`, credentials (for a broker), a host, no spaces or control characters. Which schemes
+ * (https://, amqp(s)://, nats:// and tls://, and http:// with SVC_ALLOW_PRIVATE_TARGETS) and which
+ * hosts' addresses are allowed depends on the settings, and is checked after it (checkUrl, checkTarget).
  */
-export const URL_PATTERN = '^[A-Za-z][A-Za-z0-9+.-]*://[^\\s\\u0000-\\u001f\\u007f/\\\\?#@]+(?:[/?#][^\\s\\u0000-\\u001f\\u007f]*)?$';
+export const URL_PATTERN =
+  '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^\\s\\u0000-\\u001f\\u007f/\\\\?#@]+@)?[^\\s\\u0000-\\u001f\\u007f/\\\\?#@]+(?:[/?#][^\\s\\u0000-\\u001f\\u007f]*)?$';
 const EXAMPLE_URL = 'https://hooks.example.com/svc';
 const EXAMPLE_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk';
+const EXAMPLE_PUBLIC_KEY = 'whpk_jMvqYLNb3hl3GmOWqNpEUGNsETqJ6pVk3Ib5/bmzNUs=';
 const EXAMPLE_HEADERS = { authorization: 'Bearer 3f9c2d7e', 'x-team': 'payments' };
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 const endpointProperties = {
   id: Type.String({ description: 'whe_...', examples: [exampleId('whe')] }),
-  url: Type.String({ format: 'uri', description: 'The URL that receives deliveries.', examples: [EXAMPLE_URL] }),
+  url: Type.String({
+    format: 'uri',
+    description: 'The URL that receives deliveries (https://) or the broker they are published to (amqp://, amqps://, nats://, tls://); a password in it is shown as ***.',
+    examples: [EXAMPLE_URL],
+  }),
   description: Nullable(Type.String({ examples: ['Order fulfilment service'] })),
   subscribedEvents: Type.Array(Type.String({ examples: ['order.*'] }), { description: 'Exact event types or prefix patterns such as product.*.' }),
   active: Type.Boolean({ description: 'False while paused or auto-disabled: events then get disabled delivery rows and no request.' }),
@@ -60,6 +67,18 @@ const endpointProperties = {
       },
     ),
   ),
+  signatureScheme: Type.Union([Type.Literal('v1'), Type.Literal('v1a')], {
+    description: 'v1: HMAC-SHA256 with the endpoint\'s secret (whsec_...); v1a: ed25519, verified with publicKey (Standard Webhooks).',
+  }),
+  publicKey: Nullable(
+    Type.String({
+      description: 'v1a only: the public key (whpk_...) that verifies the current signatures; null for v1. After a rotation the previous key also signs for 24 hours.',
+      examples: [EXAMPLE_PUBLIC_KEY],
+    }),
+  ),
+  exchange: Nullable(Type.String({ description: 'amqp(s):// only: the exchange published to; null: amq.topic.', examples: ['amq.topic'] })),
+  routingKey: Nullable(Type.String({ description: 'amqp(s):// only: the routing key; null: the event type (product.updated).', examples: ['shop.product.updated'] })),
+  subject: Nullable(Type.String({ description: 'nats:// and tls:// only: the subject published to; null: events.<type> (events.product.updated).', examples: ['events.shop'] })),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
 };
@@ -78,7 +97,11 @@ export const WebhookEndpoint = Type.Object(
 
 export const CreatedWebhookEndpoint = Type.Composite([
   Type.Object(endpointProperties),
-  Type.Object({ secret: Type.String({ description: 'The signing secret (whsec_...), returned this once.', examples: [EXAMPLE_SECRET] }) }),
+  Type.Object({
+    secret: Type.Optional(
+      Type.String({ description: 'v1 only: the signing secret (whsec_...), returned this once. A v1a endpoint keeps its private key; see publicKey.', examples: [EXAMPLE_SECRET] }),
+    ),
+  }),
 ]);
 
 const fields = {
@@ -88,9 +111,10 @@ const fields = {
     pattern: URL_PATTERN,
     examples: [EXAMPLE_URL],
     description:
-      'An https:// URL whose host is public: a host that is or resolves only to a loopback, private or link-local address is refused, ' +
-      'as is http://, unless SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; ' +
-      'every attempt checks the address it connects to.',
+      'An https:// URL, or a broker: amqp:// or amqps:// (RabbitMQ, the vhost as path, user and password allowed), nats:// or tls:// ' +
+      '(NATS JetStream, user:password or a token allowed); credentials are encrypted at rest and shown redacted. The host must be public: ' +
+      'a host that is or resolves only to a loopback, private or link-local address is refused, as is http://, unless ' +
+      'SVC_ALLOW_PRIVATE_TARGETS is set (for local development). A name that does not resolve yet is accepted; every attempt checks the address it connects to.',
   }),
   subscribedEvents: Type.Array(Type.String({ minLength: 1, maxLength: 100, examples: ['order.*'] }), {
     minItems: 1,
@@ -121,6 +145,30 @@ const fields = {
   ordering: Type.Union([Type.Literal('none'), Type.Literal('subject')], {
     description: 'none (the default), or subject: deliveries of one subject are sent one at a time, oldest first; a failing one holds the later ones back.',
   }),
+  exchange: Nullable(
+    Type.String({
+      maxLength: 255,
+      pattern: '^[A-Za-z0-9_.:-]*$',
+      examples: ['amq.topic'],
+      description: 'amqp:// and amqps:// only (400 otherwise): the exchange to publish to, which must exist; null (the default) is amq.topic, "" the default exchange.',
+    }),
+  ),
+  routingKey: Nullable(
+    Type.String({
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7e]*$',
+      examples: ['shop.product.updated'],
+      description: 'amqp:// and amqps:// only (400 otherwise): the routing key of every message; null (the default) is the event type, so a queue binds product.*.',
+    }),
+  ),
+  subject: Nullable(
+    Type.String({
+      maxLength: 255,
+      pattern: '^[^\\s*>.]+(?:\\.[^\\s*>.]+)*$',
+      examples: ['events.shop'],
+      description: 'nats:// and tls:// only (400 otherwise): the subject to publish to, no wildcards; null (the default) is events.<type>. A JetStream stream must capture it.',
+    }),
+  ),
 };
 
 export const EndpointCreate = Type.Object(
@@ -131,6 +179,14 @@ export const EndpointCreate = Type.Object(
     rateLimit: Type.Optional(fields.rateLimit),
     headers: Type.Optional(fields.headers),
     ordering: Type.Optional(fields.ordering),
+    exchange: Type.Optional(fields.exchange),
+    routingKey: Type.Optional(fields.routingKey),
+    subject: Type.Optional(fields.subject),
+    signatureScheme: Type.Optional(
+      Type.Union([Type.Literal('v1'), Type.Literal('v1a')], {
+        description: 'v1 (the default): HMAC-SHA256 with a shared secret; v1a: ed25519, the service keeps the private key and shows the public key. Set at creation only.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -140,7 +196,12 @@ export const EndpointUpdate = Type.Partial(
     ...fields,
     active: Type.Boolean({ description: 'false pauses (pending deliveries become disabled); true re-enables and resets the failure count.' }),
   }),
-  { additionalProperties: false, minProperties: 1, description: 'Fields to change; null clears description, rateLimit and headers.' },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description:
+      'Fields to change; null clears description, rateLimit, headers, exchange, routingKey and subject. A url of another destination clears the fields of the old one.',
+  },
 );
 
 export const EndpointList = ListOf(Type.Ref('WebhookEndpoint'), 'Webhook endpoints of the workspace, newest first.');
@@ -154,8 +215,9 @@ export const EventTypeList = ListOf(
 );
 
 export const RotatedSecret = Type.Object({
-  secret: Type.String({ description: 'The new signing secret (whsec_...), returned this once.', examples: [EXAMPLE_SECRET] }),
-  previousSecretExpiresAt: Type.String({ format: 'date-time', description: 'Until then deliveries are signed with both secrets.' }),
+  secret: Type.Optional(Type.String({ description: 'v1 only: the new signing secret (whsec_...), returned this once.', examples: [EXAMPLE_SECRET] })),
+  publicKey: Type.Optional(Type.String({ description: 'v1a only: the new public key (whpk_...); the endpoint shows it from now on.', examples: [EXAMPLE_PUBLIC_KEY] })),
+  previousSecretExpiresAt: Type.String({ format: 'date-time', description: 'Until then deliveries are signed with both secrets (both keys, for v1a).' }),
 });
 
 export const TestEventSent = Type.Object({
@@ -187,10 +249,12 @@ export function checkSubscriptions(entries: string[]): string[] {
 }
 
 /**
- * Endpoint URLs must be https:// (DESIGN "Webhook endpoints"); http:// only where private targets
- * are allowed for local development. Credentials in the URL are refused: the URL is shown by every
- * read, so it must not carry a secret. Which addresses the host has is checked by checkTarget, and
- * again by the sender at connect time.
+ * Endpoint URLs must be https:// (DESIGN "Webhook endpoints"), or name a broker (amqp://, amqps://,
+ * nats://, tls://, DESIGN "Destinations"); http:// only where private targets are allowed for local
+ * development. Credentials are refused in an https:// URL (a receiver's credential goes in
+ * `headers`), and allowed in a broker's, which the store seals and shows redacted; a redacted one
+ * (`***`) cannot be sent back. Which addresses the host has is checked by checkTarget, and again
+ * when connecting.
  */
 export function checkUrl(text: string, allowHttp: boolean): string {
   const fail = (why: string) => validation(`Invalid url: ${why}.`, [{ path: 'body.url', message: why }]);
@@ -204,10 +268,15 @@ export function checkUrl(text: string, allowHttp: boolean): string {
     throw fail('not an absolute URL');
   }
   if (!/^[a-z][a-z0-9+.-]*:\/\/[^/\\]/i.test(text)) throw fail('must be of the form https://host/path');
-  const schemes = allowHttp ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) throw fail(allowHttp ? 'must start with https:// or http://' : HTTPS_ONLY);
+  const kind = kindOfProtocol(url.protocol);
+  if (kind === null || (url.protocol === 'http:' && !allowHttp)) {
+    throw fail(allowHttp ? 'must start with https://, http://, amqp://, amqps://, nats:// or tls://' : HTTPS_ONLY);
+  }
   if (!url.hostname) throw fail('has no host');
-  if (url.username || url.password) throw fail('must not contain a user name or password');
+  if (kind === 'http' && (url.username || url.password)) throw fail('must not contain a user name or password (send a credential in headers)');
+  if (url.password === REDACTED || (kind === 'nats' && !url.password && url.username === REDACTED)) {
+    throw fail('carries a redacted password (***): send the whole URL with its password, or leave url out');
+  }
   return text;
 }
 

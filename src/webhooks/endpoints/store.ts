@@ -7,7 +7,8 @@ import { shape } from '../../http/shape.js';
 import { newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/iso.js';
 import type { SecretBox } from '../../lib/secretbox.js';
-import { newSigningSecret } from '../secrets.js';
+import { newSigningKey, newSigningSecret } from '../secrets.js';
+import { sealUrl, type Route } from './destination.js';
 import { openHeaders, redactHeaders, sealHeaders } from './headers.js';
 import { WebhookEndpoint } from './schemas.js';
 
@@ -28,6 +29,12 @@ export interface EndpointRow {
   consecutive_failures: number;
   throttle_share: number | null;
   throttled_since: Date | null;
+  signature_scheme: 'v1' | 'v1a';
+  public_key: string | null;
+  url_enc: string | null;
+  exchange: string | null;
+  routing_key: string | null;
+  subject: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -48,9 +55,20 @@ export const endpointShape = shape(WebhookEndpoint, {
 });
 
 /** What the view shows and what sending needs, which the view never shows. */
-export const ENDPOINT_COLUMNS = `${endpointShape.columns}, workspace_id, headers_enc, secret_enc, previous_secret_enc, previous_secret_expires_at, consecutive_failures`;
+export const ENDPOINT_COLUMNS = `${endpointShape.columns}, workspace_id, headers_enc, secret_enc, previous_secret_enc, previous_secret_expires_at, consecutive_failures, url_enc`;
 
-/** Creates an active endpoint with a fresh secret; the secret is returned in clear this once. */
+/**
+ * A new signing secret of a scheme: a `whsec_` HMAC secret for v1, a `whsk_` ed25519 private key
+ * with its `whpk_` public key for v1a.
+ */
+function newSecretOf(scheme: 'v1' | 'v1a'): { secret: string; publicKey: string | null } {
+  return scheme === 'v1a' ? newSigningKey() : { secret: newSigningSecret(), publicKey: null };
+}
+
+/**
+ * Creates an active endpoint with a fresh secret (v1) or key pair (v1a), returned in clear: the API
+ * shows a v1 secret this once, and a v1a private key never.
+ */
 export async function createEndpoint(
   q: Queryable,
   box: SecretBox,
@@ -62,17 +80,22 @@ export async function createEndpoint(
     rateLimit?: number | null;
     headers?: Record<string, string> | null;
     ordering?: 'none' | 'subject';
+    signatureScheme?: 'v1' | 'v1a';
+    route?: Partial<Route>;
   },
   now: Date,
 ): Promise<{ row: EndpointRow; secret: string }> {
-  const secret = newSigningSecret();
+  const scheme = input.signatureScheme ?? 'v1';
+  const { secret, publicKey } = newSecretOf(scheme);
+  const target = sealUrl(box, input.url);
   const [row] = await q.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, workspace_id, url, description, subscribed_events, active, rate_limit, headers_enc, ordering, secret_enc, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $9, $10, $10) RETURNING ${ENDPOINT_COLUMNS}`,
+    `INSERT INTO webhook_endpoints (id, workspace_id, url, description, subscribed_events, active, rate_limit, headers_enc, ordering, secret_enc,
+                                    created_at, updated_at, signature_scheme, public_key, url_enc, exchange, routing_key, subject)
+     VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15, $16) RETURNING ${ENDPOINT_COLUMNS}`,
     [
       newId('whe', now),
       input.workspaceId,
-      input.url,
+      target.url,
       input.description ?? null,
       input.subscribedEvents,
       input.rateLimit ?? null,
@@ -80,6 +103,12 @@ export async function createEndpoint(
       input.ordering ?? 'none',
       box.encrypt(secret),
       now,
+      scheme,
+      publicKey,
+      target.urlEnc,
+      input.route?.exchange ?? null,
+      input.route?.routingKey ?? null,
+      input.route?.subject ?? null,
     ],
   );
   return { row, secret };
@@ -120,7 +149,11 @@ export async function listEndpoints(q: Queryable, workspaceId: string, cursor: C
 }
 
 export interface EndpointChanges {
-  url?: string;
+  /** As shown, and sealed when it carries a secret (sealUrl). */
+  url?: { url: string; urlEnc: string | null };
+  exchange?: string | null;
+  routingKey?: string | null;
+  subject?: string | null;
   subscribedEvents?: string[];
   description?: string | null;
   rateLimit?: number | null;
@@ -137,7 +170,11 @@ export interface EndpointChanges {
  */
 export async function updateEndpoint(q: Queryable, workspaceId: string, id: string, changes: EndpointChanges, now: Date): Promise<EndpointRow | null> {
   const set = new SetList([id, workspaceId, now], 'updated_at = $3')
-    .field('url', changes.url)
+    .field('url', changes.url?.url)
+    .field('url_enc', changes.url === undefined ? undefined : changes.url.urlEnc)
+    .field('exchange', changes.exchange)
+    .field('routing_key', changes.routingKey)
+    .field('subject', changes.subject)
     .field('subscribed_events', changes.subscribedEvents)
     .field('description', changes.description)
     .field('rate_limit', changes.rateLimit)
@@ -171,9 +208,10 @@ export async function deleteEndpoint(q: Queryable, workspaceId: string, id: stri
 export const PREVIOUS_SECRET_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Draws a new secret; the current one becomes the previous one and keeps signing for 24 hours. A
- * second rotation inside that window drops the oldest secret at once: only two ever sign. One
- * statement, so concurrent rotations cannot lose a secret between read and write.
+ * Draws a new secret (a new key pair for v1a); the current one becomes the previous one and keeps
+ * signing for 24 hours. A second rotation inside that window drops the oldest secret at once: only
+ * two ever sign. One statement, so concurrent rotations cannot lose a secret between read and write:
+ * both kinds are drawn, and the endpoint's scheme picks one.
  */
 export async function rotateSecret(
   q: Queryable,
@@ -181,16 +219,22 @@ export async function rotateSecret(
   workspaceId: string,
   id: string,
   now: Date,
-): Promise<{ secret: string; previousSecretExpiresAt: Date } | null> {
-  const secret = newSigningSecret();
+): Promise<{ secret: string | null; publicKey: string | null; previousSecretExpiresAt: Date } | null> {
+  const v1 = newSecretOf('v1');
+  const v1a = newSecretOf('v1a');
   const expires = new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS);
-  const rows = await q.query(
+  const [row] = await q.query<{ signature_scheme: 'v1' | 'v1a' }>(
     `UPDATE webhook_endpoints
-        SET previous_secret_enc = secret_enc, secret_enc = $3, previous_secret_expires_at = $4, updated_at = $5
-      WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING id`,
-    [id, workspaceId, box.encrypt(secret), expires, now],
+        SET previous_secret_enc = secret_enc, previous_secret_expires_at = $4, updated_at = $5,
+            secret_enc = CASE WHEN signature_scheme = 'v1a' THEN $6 ELSE $3 END,
+            public_key = CASE WHEN signature_scheme = 'v1a' THEN $7 ELSE NULL END
+      WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING signature_scheme`,
+    [id, workspaceId, box.encrypt(v1.secret), expires, now, box.encrypt(v1a.secret), v1a.publicKey],
   );
-  return rows.length === 1 ? { secret, previousSecretExpiresAt: expires } : null;
+  if (!row) return null;
+  return row.signature_scheme === 'v1a'
+    ? { secret: null, publicKey: v1a.publicKey, previousSecretExpiresAt: expires }
+    : { secret: v1.secret, publicKey: null, previousSecretExpiresAt: expires };
 }
 
 export interface LockedEndpoint {

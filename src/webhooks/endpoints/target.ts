@@ -47,4 +47,4 @@ export async function checkTarget(url: string, allowPrivateTargets: boolean): Pr
 }
 
 /** Why http:// is refused, naming the setting that allows it. */
-export const HTTPS_ONLY = `must start with https:// (http:// needs ${SETTING}=1, for local development only)`;
+export const HTTPS_ONLY = `must start with https:// (or amqp://, amqps://, nats://, tls:// for a broker; http:// needs ${SETTING}=1, for local development only)`;

@@ -25,7 +25,7 @@ export function EndpointDetail() {
   const loaded = useLoad(() => client.GET('/v1/webhooks/endpoints/{endpointId}', path), [endpointId]);
   const deliveries = usePaged<WebhookDelivery>(client, () => client.GET('/v1/webhooks/deliveries', { params: { query: { endpointId, limit: 20 } } }), [endpointId]);
   const [editing, setEditing] = useState(false);
-  const [rotated, setRotated] = useState<{ secret: string; previousSecretExpiresAt: string } | null>(null);
+  const [rotated, setRotated] = useState<{ secret?: string; publicKey?: string; previousSecretExpiresAt: string } | null>(null);
   const [notice, setNotice] = useState<React.ReactNode>(null);
   const writable = can('workspace:developer:write');
 
@@ -110,7 +110,11 @@ export function EndpointDetail() {
           ) : null}
           {notice ? <p role="status">{notice}</p> : null}
           <ErrorBox error={test.error ?? update.error ?? rotate.error ?? remove.error} />
-          {rotated ? (
+          {rotated?.publicKey ? (
+            <p role="status" data-testid="rotated-public-key">
+              New public key <code>{rotated.publicKey}</code>: the previous key keeps signing beside it until <Time value={rotated.previousSecretExpiresAt} />.
+            </p>
+          ) : rotated?.secret ? (
             <SecretOnce label="New signing secret" value={rotated.secret} onDone={() => setRotated(null)}>
               <p>
                 The previous secret keeps signing until <Time value={rotated.previousSecretExpiresAt} />.
@@ -166,6 +170,32 @@ export function EndpointDetail() {
             <dd data-testid="endpoint-ordering">
               {ep.ordering === 'subject' ? "by subject: one subject's deliveries are sent one at a time, oldest first (a failing one holds back the later ones of its subject)" : 'none: deliveries are independent'}
             </dd>
+            <dt>Signature</dt>
+            <dd data-testid="endpoint-signature">
+              {ep.signatureScheme === 'v1a' ? (
+                <>
+                  v1a (ed25519), public key <code className="secret">{ep.publicKey}</code>
+                </>
+              ) : (
+                'v1 (HMAC-SHA256 with the signing secret)'
+              )}
+            </dd>
+            {ep.exchange !== null || ep.routingKey !== null ? (
+              <>
+                <dt>Exchange, routing key</dt>
+                <dd data-testid="endpoint-route">
+                  <code>{ep.exchange ?? 'amq.topic'}</code>, <code>{ep.routingKey ?? 'the event type'}</code>
+                </dd>
+              </>
+            ) : null}
+            {ep.subject !== null ? (
+              <>
+                <dt>Subject</dt>
+                <dd data-testid="endpoint-route">
+                  <code>{ep.subject}</code>
+                </dd>
+              </>
+            ) : null}
             <dt>Disabled reason</dt>
             <dd>{ep.disabledReason ? DISABLED_REASONS[ep.disabledReason] : <span className="muted">—</span>}</dd>
             <dt>Created</dt>
