@@ -5,7 +5,7 @@ import { claimLocked } from '../../src/webhooks/engine/claim.js';
 import { HOLD_MS, Hold } from '../../src/webhooks/engine/hold.js';
 import type { Job, RowLock } from '../../src/webhooks/engine/job.js';
 import { recordOutcomes, writeHeldOutcomes } from '../../src/webhooks/engine/outcome.js';
-import { createSender } from '../../src/webhooks/engine/sender.js';
+import { createSender } from '../../src/webhooks/destinations/destinations.js';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually } from '../helpers/delivery.js';

@@ -4,7 +4,7 @@ import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { runAttempt } from '../../src/webhooks/engine/attempt.js';
 import { recordOutcomes } from '../../src/webhooks/engine/outcome.js';
-import { createSender } from '../../src/webhooks/engine/sender.js';
+import { createSender } from '../../src/webhooks/destinations/destinations.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, endpointState, eventually, leaseDue, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour, type Receiver } from '../helpers/receiver.js';

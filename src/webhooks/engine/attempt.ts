@@ -112,8 +112,18 @@ export async function runAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> 
     logged.extra = extra.logged;
   }
 
+  let url = job.url;
+  if (job.url_enc !== null) {
+    try {
+      url = deps.secrets.decrypt(job.url_enc);
+    } catch {
+      return failed("the endpoint's URL credentials cannot be decrypted: check SVC_MASTER_KEY", logged);
+    }
+  }
+  const route = job.exchange === null && job.routingKey === null && job.subject === null ? undefined : { exchange: job.exchange, routingKey: job.routingKey, subject: job.subject };
+
   deps.metrics.attemptStarted();
-  const result = await deps.sender.send({ url: job.url, headers, body: job.body });
+  const result = await deps.sender.send({ url, headers, body: job.body, eventType: job.eventType, route });
   deps.metrics.attemptFinished(result);
   if (result.ok) return outcomeOf(job, attemptedAt, { attempted: true, status: 'success', nextAttemptAt: null, error: null }, logged, result);
   return failed(result.error ?? `HTTP ${result.status}`, logged, result);

@@ -20,6 +20,10 @@ interface ClaimRow {
   due: Date;
   body: string | null;
   url: string;
+  url_enc: string | null;
+  exchange: string | null;
+  routing_key: string | null;
+  subject: string | null;
   endpoint_active: boolean;
   consecutive_failures: number;
   endpoint_throttled: boolean;
@@ -39,11 +43,11 @@ interface ClaimRow {
  */
 const SEND_WITH = `SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.event_type, c.attempt, c.due,
             coalesce(c.payload, ev.body) AS body,
-            e.url, e.endpoint_active, e.consecutive_failures, e.endpoint_throttled, e.rate_limit, e.headers_enc, e.secret_enc, e.previous_secret_enc,
+            e.url, e.url_enc, e.exchange, e.routing_key, e.subject, e.endpoint_active, e.consecutive_failures, e.endpoint_throttled, e.rate_limit, e.headers_enc, e.secret_enc, e.previous_secret_enc,
             e.previous_secret_expires_at
        FROM c
        CROSS JOIN LATERAL (
-         SELECT url, (active AND deleted_at IS NULL) AS endpoint_active, consecutive_failures,
+         SELECT url, url_enc, exchange, routing_key, subject, (active AND deleted_at IS NULL) AS endpoint_active, consecutive_failures,
                 throttled_since IS NOT NULL AS endpoint_throttled, rate_limit, headers_enc,
                 secret_enc, previous_secret_enc, previous_secret_expires_at
            FROM webhook_endpoints WHERE id = c.endpoint_id LIMIT 1) e
@@ -100,6 +104,10 @@ function jobOf(r: ClaimRow, mark: Date, lock: RowLock): Job {
     lock,
     body: r.body,
     url: r.url,
+    url_enc: r.url_enc,
+    exchange: r.exchange,
+    routingKey: r.routing_key,
+    subject: r.subject,
     endpointActive: r.endpoint_active,
     endpointFailures: r.consecutive_failures,
     endpointThrottled: r.endpoint_throttled,

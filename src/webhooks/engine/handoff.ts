@@ -33,6 +33,10 @@ export interface HandedRow {
   event_id: string;
   event_type: string;
   url: string;
+  url_enc: string | null;
+  exchange: string | null;
+  routing_key: string | null;
+  subject: string | null;
   consecutive_failures: number;
   endpoint_throttled: boolean;
   rate_limit: number | null;
@@ -54,7 +58,7 @@ export const handedLease = (orderingKey: string) =>
   `CASE WHEN w.active AND ${orderingKey} IS NULL AND row_number() OVER (PARTITION BY w.active AND ${orderingKey} IS NULL) <= ev.slots
         THEN ev.lease END`;
 export const HANDED = `handed AS (
-       SELECT f.id, f.workspace_id, f.endpoint_id, f.event_id, f.event_type, w.url, w.consecutive_failures,
+       SELECT f.id, f.workspace_id, f.endpoint_id, f.event_id, f.event_type, w.url, w.url_enc, w.exchange, w.routing_key, w.subject, w.consecutive_failures,
               w.throttled_since IS NOT NULL AS endpoint_throttled, w.rate_limit,
               w.headers_enc, w.secret_enc, w.previous_secret_enc, w.previous_secret_expires_at
          FROM fanned f JOIN webhook_endpoints w ON w.id = f.endpoint_id
@@ -101,6 +105,10 @@ function handedJob(row: HandedRow, lease: Date, body: string | null): Job {
     lock: null,
     body,
     url: row.url,
+    url_enc: row.url_enc,
+    exchange: row.exchange,
+    routingKey: row.routing_key,
+    subject: row.subject,
     endpointActive: true,
     endpointFailures: row.consecutive_failures,
     endpointThrottled: row.endpoint_throttled,

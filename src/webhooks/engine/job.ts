@@ -20,7 +20,14 @@ export interface Job {
   lock: RowLock | null;
   /** The exact text to POST: the stored event, or the row's own payload (pings, replays). */
   body: string | null;
+  /** The URL as the endpoint shows it (a broker's password redacted). */
   url: string;
+  /** The whole URL, sealed, when it carries credentials; sent to instead of `url`. */
+  url_enc: string | null;
+  /** Where a broker destination publishes (amqp: exchange, routing key; nats: subject); null: the defaults. */
+  exchange: string | null;
+  routingKey: string | null;
+  subject: string | null;
   /** False when the endpoint was paused, auto-disabled or deleted since the row was enqueued. */
   endpointActive: boolean;
   /** The endpoint's consecutive failed deliveries when the row was taken (0 for a healthy endpoint). */

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher } from 'undici';
+import type { Route } from '../endpoints/destination.js';
 import { RefusedAddressError, checkTargetUrl, guardedConnector } from './ssrf.js';
 
 /** Largest part of a receiver's response body that is kept in the delivery log. */
@@ -9,9 +10,16 @@ export interface SendRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /** The event's type: a broker's default routing key or subject, and a message header. */
+  eventType?: string;
+  /** Where a broker publishes (the endpoint's exchange, routingKey, subject); HTTPS ignores it. */
+  route?: Route;
 }
 
-/** One HTTP attempt, as the delivery log records it. `ok` is a 2xx answer received in full in time. */
+/**
+ * One attempt, as the delivery log records it. For HTTPS `ok` is a 2xx answer received in full in
+ * time; for a broker, its acknowledgement (then `body` is the broker's answer and `status` null).
+ */
 export interface SendResult {
   ok: boolean;
   status: number | null;
@@ -23,7 +31,7 @@ export interface SendResult {
   timedOut: boolean;
 }
 
-/** What the engine sends through; the real one is HttpSender, and tests use it against real receivers. */
+/** What the engine sends through: a destination (HttpSender, the brokers' senders) or all of them (destinations/destinations.ts). */
 export interface Sender {
   send(request: SendRequest): Promise<SendResult>;
   close(): Promise<void>;
@@ -164,11 +172,6 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
 const TLS_CODES = /^(?:CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|ERR_TLS_|ERR_SSL_|EPROTO$)/;
 
 /** A short, readable reason for a failed attempt; never includes headers or the body. */
-/** The sender a worker uses, from the service's settings. */
-export function createSender(config: { deliveryTimeoutMs: number; allowPrivateTargets: boolean }): Sender {
-  return new HttpSender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateTargets: config.allowPrivateTargets });
-}
-
 export function describeError(error: unknown): string {
   const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   if (error instanceof RefusedAddressError) return error.message;

@@ -16,7 +16,8 @@ import type { Job, Outcome } from './job.js';
 import { Lanes, MAX_SHARE } from './lanes.js';
 import { SendTimes } from './rate.js';
 import { OutcomeRecorder } from './recorder.js';
-import { createSender, type Sender } from './sender.js';
+import type { Sender } from './sender.js';
+import { createSender } from '../destinations/destinations.js';
 import { Throttles } from './throttles.js';
 
 /** What a worker needs of the process (an AppContext has it all). */

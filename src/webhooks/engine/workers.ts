@@ -1,4 +1,4 @@
-import { createSender } from './sender.js';
+import { createSender } from '../destinations/destinations.js';
 import { DeliveryWorker, type DeliveryWorkerOptions, type WorkerDeps } from './worker.js';
 
 /** The workers of one process (`svc serve`, `svc worker`), sharing one sender. */
