@@ -11,6 +11,8 @@ import { userOf } from './helpers/app.js';
 import { launchChromium } from './helpers/browser.js';
 import { heading, record, watch, type PageWatch } from './helpers/dashboard.js';
 import { eventually, testWorker } from './helpers/delivery.js';
+import { amqpQueue, RABBITMQ, uniqueName } from './helpers/brokers.js';
+import { verifyWebhook } from '../sdk/src/index.js';
 import { startLiveApp, type LiveApp } from './helpers/live.js';
 import { LogCapture } from './helpers/log.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
@@ -208,6 +210,58 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
     secrets.push(rotated);
     await page.getByText('The previous secret keeps signing until').waitFor();
     await page.getByRole('button', { name: 'Done' }).click();
+  });
+
+  it('creates a RabbitMQ endpoint with v1a signatures: the broker fields for its scheme, the URL redacted, the public key shown', async () => {
+    const routingKey = uniqueName('svc.dashboard');
+    const queue = await amqpQueue(routingKey, 'amq.direct');
+    try {
+      await nav('Endpoints');
+      await page.getByRole('button', { name: 'New endpoint' }).click();
+      await heading(page, 'New endpoint');
+      await page.getByLabel('URL').fill('https://example.com/hook');
+      expect(await page.getByTestId('amqp-fields').count()).toBe(0);
+      await page.getByLabel('URL').fill('nats://127.0.0.1:4222');
+      await page.getByTestId('nats-fields').waitFor();
+      await page.getByLabel('URL').fill(RABBITMQ.url);
+      await page.getByTestId('amqp-fields').waitFor();
+      expect(await page.getByTestId('nats-fields').count()).toBe(0);
+      await page.getByLabel('Exchange').fill('amq.direct');
+      await page.getByLabel('Routing key').fill(routingKey);
+      await page.getByLabel(/Every order event/).check();
+      await page.getByLabel('Signature scheme').selectOption('v1a');
+      await record(page, 'endpoint-new-broker', audit);
+      await page.getByRole('button', { name: 'Create endpoint' }).click();
+      const shown = page.getByTestId('created-public-key');
+      await shown.waitFor();
+      const publicKey = (await shown.locator('code').textContent())!;
+      expect(publicKey).toMatch(/^whpk_/);
+      await page.getByRole('button', { name: 'Go to the endpoint' }).click();
+      await page.getByTestId('endpoint-signature').getByText(publicKey).waitFor();
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('amqp://guest:***@127.0.0.1:5672/');
+      expect(await page.getByTestId('endpoint-route').textContent()).toContain('amq.direct');
+      const brokerId = new URL(page.url()).pathname.split('/').pop()!;
+      await record(page, 'endpoint-detail-broker', audit);
+
+      await page.getByRole('button', { name: 'Send test event' }).click();
+      await page.getByTestId('deliveries').getByText('success').waitFor();
+      await expect.poll(() => queue.messages.length).toBe(1);
+      const [message] = queue.messages;
+      const headers = Object.fromEntries(Object.entries(message.properties.headers!).map(([k, v]) => [k, String(v)]));
+      expect(verifyWebhook(publicKey, headers, message.content)).toMatchObject({ type: 'webhook.ping' });
+
+      // Saving an edit leaves the URL, whose password is not on the page, as it is.
+      await page.getByRole('button', { name: 'Edit' }).click();
+      await page.getByLabel('Description').fill('Order bus');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByText('Order bus').waitFor();
+      const [row] = await t.ctx.db.query<{ url_enc: string }>('SELECT url_enc FROM webhook_endpoints WHERE id = $1', [brokerId]);
+      expect(t.ctx.secrets.decrypt(row.url_enc)).toBe(RABBITMQ.url);
+      await page.getByRole('button', { name: 'Pause' }).click();
+      await page.getByTestId('endpoint-state').getByText(/Paused by a person/).waitFor();
+    } finally {
+      await queue.close();
+    }
   });
 
   it('shows an auto-disabled endpoint and its notification; re-enabled, a failed delivery is replayed', async () => {

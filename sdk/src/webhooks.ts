@@ -1,4 +1,3 @@
-import { createPublicKey, verify } from 'node:crypto';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { Event } from './types.js';
 
@@ -17,27 +16,47 @@ function flatten(headers: WebhookHeaders): Record<string, string> {
 /** How far `webhook-timestamp` may be from this machine's clock, as `standardwebhooks` allows. */
 const TOLERANCE_SECONDS = 5 * 60;
 
-/** A `whpk_` public key as a KeyObject: its 32 bytes in an SPKI wrapper (RFC 8410). */
-function publicKey(key: string): ReturnType<typeof createPublicKey> {
-  const raw = Buffer.from(key.slice('whpk_'.length), 'base64');
-  if (raw.length !== 32) throw new Error('a whpk_ public key holds 32 bytes');
-  return createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw]), format: 'der', type: 'spki' });
+/** The part of Node's crypto that checks an ed25519 signature (the SDK is also bundled for browsers, so it is looked up when needed). */
+interface Ed25519 {
+  createPublicKey(options: { key: Uint8Array; format: 'der'; type: 'spki' }): unknown;
+  verify(algorithm: null, data: Uint8Array, key: unknown, signature: Uint8Array): boolean;
 }
 
-/** Standard Webhooks `v1a`: any `v1a,<base64 ed25519>` value of webhook-signature verifies `<id>.<timestamp>.<body>` with the key. */
+function nodeCrypto(): Ed25519 {
+  const runtime = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process;
+  const crypto = runtime?.getBuiltinModule?.('node:crypto') as Ed25519 | undefined;
+  if (!crypto) throw new Error('v1a signatures are verified with node:crypto (Node.js 20.16 or later)');
+  return crypto;
+}
+
+const base64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+
+/** An ed25519 public key as SPKI DER is this prefix and its 32 bytes (RFC 8410). */
+const SPKI_ED25519 = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00];
+
+/** Standard Webhooks `v1a`: any `v1a,<base64 ed25519>` value of webhook-signature verifies `<id>.<timestamp>.<body>` with the `whpk_` key. */
 function verifyAsymmetric(key: string, headers: Record<string, string>, payload: string): unknown {
   const id = headers['webhook-id'];
   const timestamp = headers['webhook-timestamp'];
   const signatures = headers['webhook-signature'];
   if (!id || !timestamp || !signatures) throw new WebhookVerificationError('Missing required headers');
-  const seconds = Number(timestamp);
   if (!/^\d+$/.test(timestamp)) throw new WebhookVerificationError('Invalid Signature Headers');
-  if (Math.abs(Date.now() / 1000 - seconds) > TOLERANCE_SECONDS) throw new WebhookVerificationError('Message timestamp too old or too new');
-  const content = Buffer.from(`${id}.${timestamp}.${payload}`);
-  const keyObject = publicKey(key);
+  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > TOLERANCE_SECONDS) throw new WebhookVerificationError('Message timestamp too old or too new');
+  const raw = base64(key.slice('whpk_'.length));
+  if (raw.length !== 32) throw new WebhookVerificationError('Invalid public key: a whpk_ key holds 32 bytes');
+  const crypto = nodeCrypto();
+  const publicKey = crypto.createPublicKey({ key: Uint8Array.from([...SPKI_ED25519, ...raw]), format: 'der', type: 'spki' });
+  const content = new TextEncoder().encode(`${id}.${timestamp}.${payload}`);
   for (const value of signatures.split(' ')) {
     const [version, signature] = value.split(',');
-    if (version === 'v1a' && signature && verify(null, content, keyObject, Buffer.from(signature, 'base64'))) return JSON.parse(payload);
+    if (version !== 'v1a' || !signature) continue;
+    let bytes: Uint8Array;
+    try {
+      bytes = base64(signature);
+    } catch {
+      continue;
+    }
+    if (crypto.verify(null, content, publicKey, bytes)) return JSON.parse(payload);
   }
   throw new WebhookVerificationError('No matching signature found');
 }

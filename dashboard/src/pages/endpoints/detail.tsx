@@ -101,7 +101,11 @@ export function EndpointDetail() {
                 Edit
               </button>
               <ConfirmButton label="Rotate secret" className="secondary outline" title="Rotate the signing secret?" confirmLabel="Rotate" onConfirm={() => rotate.run()}>
-                <p>A new secret is issued and shown once. The current one keeps signing beside it for 24 hours, while your receiver switches over.</p>
+                <p>
+                  {ep.signatureScheme === 'v1a'
+                    ? 'A new key pair is made; its public key is shown on this page. The current key keeps signing beside it for 24 hours, while your receiver switches over.'
+                    : 'A new secret is issued and shown once. The current one keeps signing beside it for 24 hours, while your receiver switches over.'}
+                </p>
               </ConfirmButton>
               <ConfirmButton label="Delete" className="secondary outline" title="Delete this endpoint?" confirmLabel="Delete endpoint" danger onConfirm={() => remove.run()}>
                 <p>Queued deliveries become disabled; the delivery history stays.</p>

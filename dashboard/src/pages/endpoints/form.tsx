@@ -4,12 +4,25 @@ import { useCatalog } from '../../api/catalog';
 import { ErrorBox } from '../../components/error-box';
 
 export interface EndpointFields {
-  url: string;
+  /** Left out when an edit keeps the URL (a broker's is shown with its password redacted, and cannot be sent back). */
+  url?: string;
   description: string | null;
   subscribedEvents: string[];
   rateLimit: number | null;
   headers: Record<string, string>;
   ordering: 'none' | 'subject';
+  exchange?: string | null;
+  routingKey?: string | null;
+  subject?: string | null;
+  signatureScheme?: 'v1' | 'v1a';
+}
+
+/** The destination a URL names by its scheme, as the service reads it (DESIGN "Destinations"). */
+export function destinationOf(url: string): 'http' | 'amqp' | 'nats' {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url.trim())?.[1].toLowerCase();
+  if (scheme === 'amqp' || scheme === 'amqps') return 'amqp';
+  if (scheme === 'nats' || scheme === 'tls') return 'nats';
+  return 'http';
 }
 
 /** `product.created` → `product`: the group a type is picked in, whose `product.*` subscribes to all of it. */
@@ -125,6 +138,8 @@ export function EndpointForm({
   running: boolean;
 }) {
   const [events, setEvents] = useState<string[]>(initial?.subscribedEvents ?? []);
+  const [url, setUrl] = useState(initial?.url ?? '');
+  const destination = destinationOf(url);
   const [missing, setMissing] = useState(false);
   const [headers, setHeaders] = useState<HeaderRow[]>(() => Object.entries(initial?.headers ?? {}).map(([name, kept]) => ({ key: nextKey++, name, value: '', kept })));
   const submit = (event: FormEvent<HTMLFormElement>) => {
@@ -133,8 +148,13 @@ export function EndpointForm({
     const form = new FormData(event.currentTarget);
     const rate = String(form.get('rateLimit') ?? '').trim();
     const description = String(form.get('description') ?? '').trim();
+    const text = (name: string) => String(form.get(name) ?? '').trim() || null;
+    const route =
+      destination === 'amqp' ? { exchange: text('exchange'), routingKey: text('routingKey') } : destination === 'nats' ? { subject: text('subject') } : {};
     onSubmit({
-      url: String(form.get('url')).trim(),
+      ...(initial && url.trim() === initial.url ? {} : { url: url.trim() }),
+      ...route,
+      ...(initial ? {} : { signatureScheme: form.get('signatureScheme') === 'v1a' ? 'v1a' : 'v1' }),
       description: description || null,
       subscribedEvents: events,
       rateLimit: rate ? Number(rate) : null,
@@ -146,9 +166,43 @@ export function EndpointForm({
     <form onSubmit={submit} className="endpoint-form">
       <label>
         URL
-        <input name="url" type="url" required maxLength={2048} defaultValue={initial?.url} placeholder="https://example.com/webhooks" />
-        <small>Where deliveries are POSTed, signed per Standard Webhooks. https:// only (http:// too where the service allows local targets).</small>
+        <input name="url" type="url" required maxLength={2048} value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/webhooks" />
+        <small>
+          Where deliveries are POSTed, signed per Standard Webhooks: https:// (http:// too where the service allows local targets); or a broker they are published
+          to: amqp:// or amqps:// (RabbitMQ), nats:// or tls:// (NATS JetStream), user and password allowed, stored encrypted and shown as ***.
+        </small>
       </label>
+      {destination === 'amqp' ? (
+        <div className="grid" data-testid="amqp-fields">
+          <label>
+            Exchange
+            <input name="exchange" maxLength={255} defaultValue={initial?.exchange ?? ''} placeholder="amq.topic" spellCheck={false} />
+            <small>Empty: amq.topic. It must exist on the broker.</small>
+          </label>
+          <label>
+            Routing key
+            <input name="routingKey" maxLength={255} defaultValue={initial?.routingKey ?? ''} placeholder="the event type" spellCheck={false} />
+            <small>Empty: the event type (product.created), so a queue binds product.*.</small>
+          </label>
+        </div>
+      ) : null}
+      {destination === 'nats' ? (
+        <label data-testid="nats-fields">
+          Subject
+          <input name="subject" maxLength={255} defaultValue={initial?.subject ?? ''} placeholder="events.<type>" spellCheck={false} />
+          <small>Empty: events.&lt;type&gt; (events.product.created). A JetStream stream must capture it.</small>
+        </label>
+      ) : null}
+      {initial ? null : (
+        <label>
+          Signature scheme
+          <select name="signatureScheme" defaultValue="v1" aria-describedby="signature-help">
+            <option value="v1">v1: HMAC-SHA256 with a shared signing secret</option>
+            <option value="v1a">v1a: ed25519, verified with a public key</option>
+          </select>
+          <small id="signature-help">v1a suits receivers that cannot keep a secret: the service keeps the private key and shows the public key. Set at creation.</small>
+        </label>
+      )}
       <label>
         Description
         <input name="description" maxLength={500} defaultValue={initial?.description ?? ''} />

@@ -11,7 +11,7 @@ export function NewEndpoint() {
   const [created, setCreated] = useState<{ id: string; secret?: string; publicKey: string | null } | null>(null);
   const create = useAction(async (fields: EndpointFields) => {
     const { headers, ...rest } = fields;
-    const body = { ...rest, subscribedEvents: fields.subscribedEvents as [string, ...string[]], ...(Object.keys(headers).length ? { headers } : {}) };
+    const body = { ...rest, url: fields.url ?? '', subscribedEvents: fields.subscribedEvents as [string, ...string[]], ...(Object.keys(headers).length ? { headers } : {}) };
     const endpoint = await client.POST('/v1/webhooks/endpoints', { body });
     setCreated({ id: endpoint.id, secret: endpoint.secret, publicKey: endpoint.publicKey });
   });
