@@ -106,7 +106,7 @@ describe('the OpenAPI document against the service', () => {
     expect(headers.additionalProperties).toMatchObject({ maxLength: 1000, pattern: expect.any(String) });
     const url = new RegExp(URL_PATTERN, 'u');
     const create = (fields: Record<string, unknown>) => t.call(key, 'POST', '/v1/webhooks/endpoints', { url: 'https://hooks.example.com/a', subscribedEvents: ['order.*'], ...fields });
-    for (const bad of ['hooks.example.com/a', 'https://user:pass@hooks.example.com/a', 'https:///x', 'https://a/b c', 'https:\\\\x']) {
+    for (const bad of ['hooks.example.com/a', 'https:///x', 'https://a/b c', 'https:\\\\x', 'https://a@b@hooks.example.com/a']) {
       expect(url.test(bad), bad).toBe(false);
       expect((await create({ url: bad })).statusCode, bad).toBe(400);
     }
@@ -114,6 +114,11 @@ describe('the OpenAPI document against the service', () => {
     expect(url.test('ftp://hooks.example.com/a')).toBe(true);
     expect((await create({ url: 'ftp://hooks.example.com/a' })).json().error.message).toContain('must start with https://');
     expect(body.properties.url.description).toContain('SVC_ALLOW_PRIVATE_TARGETS');
+    // Credentials fit the pattern, for a broker's URL; the description says an https:// URL takes none.
+    expect(url.test('amqps://svc:pw@mq.example.com/shop')).toBe(true);
+    expect(url.test('https://user:pass@hooks.example.com/a')).toBe(true);
+    expect((await create({ url: 'https://user:pass@hooks.example.com/a' })).json().error.message).toContain('must not contain a user name or password');
+    expect(body.properties.url.description).toContain('credentials are encrypted at rest and shown redacted');
     const name = new RegExp(headers.propertyNames.pattern, 'u');
     const value = new RegExp(headers.additionalProperties.pattern, 'u');
     expect([name.test('x-team'), name.test('bad name'), value.test('payments'), value.test(' padded')]).toEqual([true, false, true, false]);
