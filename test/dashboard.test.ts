@@ -259,6 +259,9 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
       expect(t.ctx.secrets.decrypt(row.url_enc)).toBe(RABBITMQ.url);
       await page.getByRole('button', { name: 'Pause' }).click();
       await page.getByTestId('endpoint-state').getByText(/Paused by a person/).waitFor();
+      // Back to the receiver's endpoint, where the next journey goes on.
+      await page.goto(at(`/endpoints/${endpointId}`));
+      await page.getByTestId('endpoint-state').getByText('Receives deliveries.').waitFor();
     } finally {
       await queue.close();
     }
