@@ -150,7 +150,8 @@ export class Lanes {
         lane.sharePeak = lane.share;
       }
       lane.share = Math.max(1, lane.share >> 1);
-    } else if (outcome.responseStatus !== null) {
+    } else if (outcome.responseStatus !== null || outcome.status === 'success') {
+      // An answer: an HTTP status, or a broker's acknowledgement (which has none).
       lane.share = Math.min(this.settings.maxShare(), lane.share + 1);
     }
     if (lane.throttledSince !== null && lane.share >= lane.sharePeak) {

@@ -57,7 +57,7 @@ const LEASE_MARGIN_MS = 1_000;
  * 2. claim (claims.ts, claim.ts, hold.ts): due rows become jobs, taken under the row locks of a hold;
  * 3. admit (rate.ts, lanes.ts, dispatch.ts): a rate-limited endpoint's job may have to wait for its
  *    turn; each job passes its endpoint's lane, then waits for room in the capacity (capacity.ts);
- * 4. attempt (attempt.ts, sender.ts): sign, POST, and build the outcome;
+ * 4. attempt (attempt.ts, ../destinations/): sign, POST or publish by the URL's scheme, and build the outcome;
  * 5. record (hold.ts, recorder.ts, outcome.ts): a held job's outcome is written by its hold's
  *    transaction; any other in batches, guarded by the row's mark.
  *
