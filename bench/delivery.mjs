@@ -35,7 +35,7 @@ const NOW = `date_trunc('milliseconds', now())`;
  * With `ordered`, each is written as the fan-out writes it for an endpoint with ordering "subject":
  * its event's subject as ordering key (one delivery per subject) and its place from the sequence.
  */
-async function seedDeliveries(db, workspaceId, endpointId, from, count, ordered = false) {
+export async function seedDeliveries(db, workspaceId, endpointId, from, count, ordered = false) {
   await db.query(
     `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
      SELECT '${EVT_IDS}' || lpad(to_hex(g), 16, '0'), $1, 'product.created', 'product', '${PRD_IDS}' || lpad(to_hex(g), 16, '0'),
@@ -55,7 +55,7 @@ async function seedDeliveries(db, workspaceId, endpointId, from, count, ordered 
 }
 
 /** The ceiling: the same signed requests through one undici Pool, CONCURRENCY in flight. */
-async function rawUndici(url, secret, rows) {
+export async function rawUndici(url, secret, rows) {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: CONCURRENCY, pipelining: 1 });
   let next = 0;

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { apiRead } from './api-read.mjs';
 import { deepPage } from './deep-page.mjs';
 import { delivery, orderedDelivery } from './delivery.mjs';
+import { destinations } from './destinations.mjs';
 import { embeddedDefault } from './embedded.mjs';
 import { fleet, fleetPeak } from './fleet.mjs';
 import { ingest } from './ingest.mjs';
@@ -89,6 +90,7 @@ const SCENARIOS = [
   ['postgres', ingest],
   ['postgres', delivery],
   ['postgres', orderedDelivery],
+  ['postgres', destinations],
   ['postgres', latency],
   ['postgres', noisyNeighbour],
   ['postgres', fleet],
@@ -118,7 +120,7 @@ for (const [engine, scenario] of SCENARIOS) {
     result = { name: `${scenario.name}: failed (${String(error?.message ?? error).slice(0, 200)})`, value: null, unit: '', target: '', pass: false };
   }
   results.push({ engine, ...result });
-  for (const r of [result, result.peer].filter(Boolean)) {
+  for (const r of [result, result.peer, ...(result.more ?? [])].filter(Boolean)) {
     process.stdout.write(`  ${r.name}: ${r.value} ${r.unit} (baseline ${r.baseline}, ratio ${r.ratio}) ${r.pass ? 'PASS' : 'MISS'}\n`);
   }
 }
@@ -142,7 +144,7 @@ const lines = [
   '| engine | scenario | result | p99 ms | baseline | baseline p99 ms | ratio | target | |',
   '|---|---|---|---|---|---|---|---|---|',
   // A scenario measured against a peer as well (delivery) has a second row: the service beside the peer.
-  ...results.flatMap((r) => [r, ...(r.peer ? [{ engine: r.engine, ...r.peer }] : [])]).map(
+  ...results.flatMap((r) => [r, ...(r.peer ? [{ engine: r.engine, ...r.peer }] : []), ...(r.more ?? []).map((m) => ({ engine: r.engine, ...m }))]).map(
     (r) =>
       `| ${r.engine} | ${r.name} | ${r.value} ${r.unit}${r.extra ? ` (${r.extra})` : ''} | ${r.p99Ms ?? ''} | ${r.baseline ?? ''} (${r.baselineName ?? ''}) | ${r.baselineP99Ms ?? ''} | ${r.ratio ?? ''} | ${r.target} | ${r.pass ? 'pass' : 'MISS'} |`,
   ),
