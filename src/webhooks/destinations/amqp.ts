@@ -103,14 +103,19 @@ export class AmqpSender implements Sender {
     const broker = await this.brokers.get(url);
     let channel = broker.channels.get(exchange);
     if (channel === undefined) {
-      channel = this.openChannel(broker, exchange);
-      broker.channels.set(exchange, channel);
-      channel.catch(() => broker.channels.delete(exchange));
+      const opening = this.openChannel(broker);
+      broker.channels.set(exchange, opening);
+      const forget = () => {
+        if (broker.channels.get(exchange) === opening) broker.channels.delete(exchange);
+      };
+      // A channel the broker closed is forgotten; the next publish to its exchange opens another.
+      opening.then((opened) => opened.channel.on('close', forget), forget);
+      channel = opening;
     }
     return channel;
   }
 
-  private async openChannel(broker: Broker, exchange: string): Promise<Channel> {
+  private async openChannel(broker: Broker): Promise<Channel> {
     const channel = await broker.model.createConfirmChannel();
     const opened: Channel = { channel, pending: new Map(), closedBy: null };
     channel.on('return', (message: Message) => {
@@ -123,9 +128,6 @@ export class AmqpSender implements Sender {
     // A channel error (a missing exchange: 404 NOT_FOUND) closes the channel and fails its publishes,
     // whose callbacks amqplib calls with the error; the next publish opens a new channel.
     channel.on('error', (error: Error) => (opened.closedBy = brokerError(error)));
-    channel.on('close', () => {
-      if (broker.channels.get(exchange) !== undefined) broker.channels.delete(exchange);
-    });
     return opened;
   }
 
