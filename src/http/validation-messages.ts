@@ -47,7 +47,7 @@ export const PRINTABLE_ASCII = '^[\\x20-\\x7E]*$';
 const PATTERNS: Record<string, string> = {
   [PRINTABLE_ASCII]: 'must be printable ASCII characters only (space to ~)',
   [CURRENCY_PATTERN]: 'must be an ISO 4217 currency code such as USD, EUR or JPY (upper case)',
-  [URL_PATTERN]: 'must be an absolute URL of the form https://host/path, without spaces, control characters, user name or password',
+  [URL_PATTERN]: "must be an absolute URL of the form https://host/path (a broker's: amqp://user:password@host/vhost), without spaces or control characters",
   [HEADER_NAME_PATTERN]: "is not a valid header name (1-100 letters, digits and !#$%&'*+.^_`|~-)",
   [HEADER_VALUE_PATTERN]: 'must be printable ASCII characters, without spaces at either end',
 };
