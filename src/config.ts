@@ -39,7 +39,7 @@ export interface Config {
   dbStatementTimeoutMs: number;
   dbQueryTimeoutMs: number;
   dbKeepAliveMs: number;
-  /** PostgreSQL connections that carry this process's reads, pipelined (db/pipeline.ts). */
+  /** PostgreSQL connections that carry this process's reads, pipelined (db/postgres.ts). */
   dbReadConnections: number;
   /** Finished deliveries and events older than this are deleted in the background; 0 keeps everything. */
   retentionMs: number;
