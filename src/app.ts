@@ -7,7 +7,6 @@ import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './htt
 import { ApiError, ErrorBody } from './http/errors.js';
 import { registerJsonParser } from './http/json-body.js';
 import { registerIdempotency } from './idempotency/plugin.js';
-import { requestLogger } from './http/logger.js';
 import { settle } from './http/settle.js';
 import { refuseUndeclaredInput } from './http/undeclared.js';
 import { checkRequestUrl } from './http/url.js';
@@ -29,7 +28,6 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   const { trustProxy } = ctx.config;
   const app: App = Fastify({
     logger: options.logger ?? false,
-    ...(options.logger ? { childLoggerFactory: requestLogger } : {}),
     bodyLimit: ctx.config.bodyLimitBytes,
     genReqId: () => newId('req'),
     requestIdHeader: false,

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { loggerOptions, requestLogger } from '../src/http/logger.js';
+import { loggerOptions } from '../src/http/logger.js';
 
 describe('request loggers', () => {
   it('carry their own request id, keep a route\'s own level, and leave the service logger as it was', async () => {
@@ -13,7 +13,7 @@ describe('request loggers', () => {
       },
     });
     let n = 0;
-    const app = Fastify({ logger: loggerOptions('info', stream), childLoggerFactory: requestLogger, genReqId: () => `req_${++n}`, disableRequestLogging: true });
+    const app = Fastify({ logger: loggerOptions('info', stream), genReqId: () => `req_${++n}`, disableRequestLogging: true });
     app.get('/plain', async (request) => {
       request.log.info('plain route');
       return {};
