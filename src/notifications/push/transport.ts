@@ -22,12 +22,7 @@ export class PushTransport {
 
   constructor(private readonly options: { timeoutMs: number; allowPrivateTargets: boolean }) {
     const connect = { timeout: options.timeoutMs };
-    this.agent = new Agent({
-      connect: options.allowPrivateTargets ? connect : guardedConnector(connect),
-      keepAliveTimeout: 30_000,
-      headersTimeout: 0,
-      bodyTimeout: 0,
-    });
+    this.agent = new Agent({ connect: options.allowPrivateTargets ? connect : guardedConnector(connect), keepAliveTimeout: 30_000 });
   }
 
   /** Sends one message; never throws. `abort` ends it at once (the queue stopping). */
