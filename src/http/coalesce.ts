@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { StringMap } from '../lib/churn.js';
 
 interface Pending {
   promise: Promise<unknown>;
@@ -21,8 +20,7 @@ interface Run {
  * N identical requests cost about two queries instead of N; alone, a request runs at once.
  */
 export class ReadCoalescer {
-  /** Not a Map: a key comes and goes with nearly every request (lib/churn.ts). */
-  private readonly runs = new StringMap<Run>();
+  private readonly runs = new Map<string, Run>();
 
   run<T>(key: string, compute: () => Promise<T>): Promise<T> {
     let run = this.runs.get(key);

@@ -1,4 +1,3 @@
-import { removeItem } from '../../lib/churn.js';
 import type { Outcome } from './job.js';
 import { earliestRetry, recordOutcomes } from './outcome.js';
 
@@ -30,8 +29,8 @@ export interface RecorderOptions {
  */
 export class OutcomeRecorder {
   private queue: Outcome[] = [];
-  /** Writes under way; an array, not a Set (lib/churn.ts). */
-  private readonly writers: Promise<void>[] = [];
+  /** Writes under way. */
+  private readonly writers = new Set<Promise<void>>();
   private scheduled = false;
   private writing = 0;
   /** Failed batches waiting to be tried again. */
@@ -64,7 +63,7 @@ export class OutcomeRecorder {
       this.queue.push(...batch);
     }
     this.retries.clear();
-    while (this.writers.length > 0 || this.queue.length > 0) {
+    while (this.writers.size > 0 || this.queue.length > 0) {
       this.start();
       await Promise.allSettled(this.writers);
     }
@@ -84,15 +83,15 @@ export class OutcomeRecorder {
   }
 
   private start(): void {
-    while (this.writers.length < this.options.writers && this.queue.length > 0) {
+    while (this.writers.size < this.options.writers && this.queue.length > 0) {
       const batch = this.queue.splice(0, WRITE_BATCH);
       this.writing += batch.length;
       const writer: Promise<void> = this.write(batch, 0, null).finally(() => {
-        removeItem(this.writers, writer);
+        this.writers.delete(writer);
         this.writing -= batch.length;
         if (this.queue.length > 0) this.schedule();
       });
-      this.writers.push(writer);
+      this.writers.add(writer);
     }
   }
 
