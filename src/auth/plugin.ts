@@ -21,38 +21,9 @@ function bearerToken(request: FastifyRequest): string {
   return match[1];
 }
 
-/**
- * Each connection's last Authorization header and its token's hash. A keep-alive client sends the
- * same header with every request, and hashing it was the largest part of authenticating a request
- * whose credential is cached. The header is compared in full, so a connection that changes
- * credentials (a proxy pooling clients) is hashed again; the entry goes with the connection.
- */
-const lastAuthorization = new WeakMap<object, { header: string; hash: string }>();
-
-/**
- * Equality in a time that depends on the lengths only: behind a proxy, a connection's last header
- * may be another client's, and an early exit would tell how much of it a guess got right.
- */
-function sameText(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let difference = 0;
-  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return difference === 0;
-}
-
-function tokenHash(request: FastifyRequest): string {
-  const header = request.headers.authorization;
-  const socket = request.raw.socket as object | null;
-  const last = socket ? lastAuthorization.get(socket) : undefined;
-  if (last && header !== undefined && sameText(last.header, header)) return last.hash;
-  const hash = hashToken(bearerToken(request));
-  if (socket) lastAuthorization.set(socket, { header: header!, hash });
-  return hash;
-}
-
 /** The request's principal if its credential is cached (it passed every check when it was cached). */
 function cachedPrincipal(request: FastifyRequest, ctx: AppContext): Principal | null {
-  return ctx.credentials.get(tokenHash(request), ctx.clock.now());
+  return ctx.credentials.get(hashToken(bearerToken(request)), ctx.clock.now());
 }
 
 /**
