@@ -76,10 +76,7 @@ export class ReadCoalescer {
 /**
  * Sends a read's JSON text, computed once for every identical request in flight (see
  * ReadCoalescer). The key is the workspace and the request's URL, which together determine the
- * answer; the caller has checked the credential's permission and the query before. The text is
- * encoded once too: a string body is measured for its Content-Length, joined to the response head,
- * flattened and encoded again by every request that sends it, which was about 8% of a read's
- * instructions (a page is several KB); a Buffer is written as it is.
+ * answer; the caller has checked the credential's permission and the query before.
  */
 export async function sendCoalesced(
   ctx: { reads: ReadCoalescer },
@@ -88,6 +85,6 @@ export async function sendCoalesced(
   workspaceId: string,
   json: () => Promise<string>,
 ): Promise<FastifyReply> {
-  const body = await ctx.reads.run(`${workspaceId} ${request.url}`, async () => Buffer.from(await json()));
+  const body = await ctx.reads.run(`${workspaceId} ${request.url}`, json);
   return reply.type('application/json; charset=utf-8').send(body);
 }
