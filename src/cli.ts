@@ -1,5 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=32
-// The flags on the line above are scripts/node-flags.mjs (why they are there, and what they measured).
+// The flags on the line above are scripts/node-flags.mjs (why they are there).
 import { createDemo } from './admin/demo.js';
 import { ADMIN_COMMANDS } from './cli/admin.js';
 import { UsageError, output, parseFlags } from './cli/args.js';

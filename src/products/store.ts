@@ -70,10 +70,9 @@ export async function findProductsByIds(q: Queryable, workspaceId: string, ids: 
 /**
  * A page of products as their JSON texts, rendered by the database from the shape (the metadata map
  * is serialised here, so its keys keep the order JavaScript gives them, integer-like keys first,
- * which jsonb does not). Joining rendered text, as event lists join stored bodies,
- * replaces parsing every field of every row, building its view and serialising it again: that was
- * about 40% of the instructions of a list request (1.14 M against 0.67 M each, one query per
- * request). test/product-lists.test.ts holds every item to the single product's answer, byte for byte.
+ * which jsonb does not). Joining rendered text, as event lists join stored bodies, saves parsing
+ * every field of every row, building its view and serialising it again (bench/notes.md).
+ * test/product-lists.test.ts holds every item to the single product's answer, byte for byte.
  */
 export async function listProductsJson(q: Queryable, workspaceId: string, cursor: Cursor | null, limit: number): Promise<Page<string>> {
   const where = new Where().add('workspace_id = $?', workspaceId).add('deleted_at IS NULL');
