@@ -110,8 +110,8 @@ const RECENT_AND_TAIL = `    SELECT date_bin($4::interval, started_at, $2::times
  * counted by exactly one of the three.
  *
  * The histograms are unnested in the select list (two arrays of one length, taken in step): a
- * lateral unnest() per row builds a tuplestore per row and took twice as long (measured: 2.8 ms
- * against 1.3 ms for a week of 76 classes an hour). The percentiles are then taken as above from
+ * lateral unnest() per row builds a tuplestore per row and takes longer (bench/notes.md). The
+ * percentiles are then taken as above from
  * the counts by time, a class counting as its midpoint: the
  * k-th time of those counts is within 1/32 of the k-th measured time (every time moves by at most
  * 1/32 of itself, which keeps each order statistic within that bound), exact below 32 ms.
@@ -147,12 +147,8 @@ ${RECENT_AND_TAIL}`;
  * hourly_since <= six_hour_since <= rolled_until always (migrations/015 set it to the watermark, a
  * first run sets both to where it starts), so the four ranges meet without gaps or overlaps.
  *
- * Measured (bench/stats-busy.mjs, docs/webhooks.md): for a busy endpoint (300 attempts per 5
- * minutes, 76 latency classes an hour) the week read 164-168 hourly rows, 40 buffers, and unnested
- * about 12,500 histogram entries, most of the statement's time: 2.5-3.0 ms a call. From 28 blocks,
- * 22-25 buffers and about 2,100 entries: 1.2-1.5 ms a call, as the 24h window (1.2-1.5 ms). For a
- * sparse one (2 per 5 minutes, as the scale bench's busy endpoints): 0.84-1.18 ms before, 0.71-0.82
- * ms after (20 buffers instead of 40-48).
+ * A week read from 6-hour blocks unnests a sixth of the histogram entries it would read from hourly
+ * rows, which were most of the statement's time (bench/notes.md).
  */
 const SIX_HOUR_STATS_SQL = `WITH mark AS (
     SELECT coalesce(rolled_until, '-infinity') AS rolled, coalesce(hourly_since, '-infinity') AS hourly_since,
