@@ -8,7 +8,9 @@
 // At concurrency 1 every read runs its own query and every creation its own batch, so the count is
 // what one request and one statement cost; at higher concurrency reads share queries (and creations
 // batches) in numbers that depend on timing, and the count moves with them. Deliveries are claimed
-// and recorded in batches whose sizes depend on timing too: their count moves by a percent or two.
+// and recorded in batches whose sizes depend on timing too: on a busy machine their count moved by
+// a third from run to run. Timers and polls that run while a request waits count too, so on a busy
+// machine even a read's count moved by about 9%.
 // Needs valgrind (Debian package `valgrind`). Kernel time (the socket writes) is not counted.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
