@@ -11,6 +11,7 @@ import { keepStatistics } from '../db/statistics.js';
 import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
 import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
+import { startTracing, stopTracing } from '../ops/trace.js';
 import { openContext } from '../runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
 import type { DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
@@ -26,6 +27,8 @@ import { exitAfter, stopSignals } from './signals.js';
  */
 export async function serve(config: Config, options: { demo: boolean }): Promise<void> {
   const signals = stopSignals();
+  // Before anything that makes spans; nothing is loaded unless OTEL_* settings ask for traces.
+  await startTracing();
   const ctx = await openContext(config, { owner: true });
   const app = await buildApp(ctx, {
     logger: loggerOptions(config.logLevel),
@@ -65,6 +68,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     await ops?.close();
     await ctx.rateLimits.close();
     await ctx.db.close();
+    await stopTracing().catch((err) => app.log.error({ err }, 'exporting the last spans failed'));
     process.exit(0);
   };
   // Stopped while starting: no banner, which would say that it is up.

@@ -3,6 +3,7 @@ import { keepStatistics } from '../db/statistics.js';
 import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
 import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
+import { startTracing, stopTracing } from '../ops/trace.js';
 import { openContext } from '../runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
 import { startWorkers } from '../webhooks/engine/workers.js';
@@ -22,6 +23,8 @@ export const WORKER_HELP = `svc worker
 /** `svc worker`: delivery without the API, for scaling deliveries apart from requests. */
 export async function runWorker(config: Config): Promise<void> {
   const signals = stopSignals();
+  // Nothing is loaded unless OTEL_* settings ask for traces.
+  await startTracing();
   const ctx = await openContext(config);
   const count = Math.max(1, config.workers);
   const report = (error: unknown, during: string) => console.error(`svc worker: ${during} failed: ${(error as Error)?.message ?? String(error)}`);
@@ -53,6 +56,7 @@ export async function runWorker(config: Config): Promise<void> {
     await ctx.sequencer.stop();
     await ops?.close();
     await ctx.db.close();
+    await stopTracing().catch((error) => report(error, 'exporting the last spans'));
     process.exit(0);
   };
   if (signals.ready(stop)) return;
