@@ -15,6 +15,7 @@ import { newId } from './lib/ids.js';
 import { registerOpenApi } from './openapi/plugin.js';
 import { registerHttpMetrics } from './ops/http-metrics.js';
 import { registerOpsRoutes } from './ops/routes.js';
+import { tracing } from './ops/trace.js';
 import { registerRoutes } from './routes.js';
 
 export type App = FastifyInstance;
@@ -41,6 +42,9 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     // Who the client is, for per-address limits, when the service runs behind proxies (SVC_TRUST_PROXY).
     trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // First of all hooks, so that every later one runs inside the request's span (when tracing is on).
+  tracing()?.requests(app);
 
   app.setValidatorCompiler(compileValidator);
   registerJsonParser(app);

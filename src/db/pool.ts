@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { statementSpan } from '../ops/trace.js';
 import { DatabaseUnavailableError } from './db.js';
 import { connectionLost, driverError } from './errors.js';
 import { driverTypes } from './types.js';
@@ -73,7 +74,7 @@ export class Pool {
 
   query<T>(text: string, values: (string | null)[], deadlineMs = this.options.queryMs): Promise<T[]> {
     const sql = this.sql;
-    return this.answer<T>(sql, sql.unsafe(text, values, { prepare: values.length > 0 }) as Pending, deadlineMs);
+    return this.answer<T>(sql, sql.unsafe(text, values, { prepare: values.length > 0 }) as Pending, deadlineMs, text);
   }
 
   /**
@@ -106,7 +107,7 @@ export class Pool {
     const send = async <T>(text: string, values: (string | null)[], deadline: number, options: postgres.UnsafeQueryOptions = {}) => {
       if (held.lost) throw held.lost;
       try {
-        return await this.answer<T>(sql, connection.unsafe(text, values, { ...options, prepare: values.length > 0 }) as Pending, deadline);
+        return await this.answer<T>(sql, connection.unsafe(text, values, { ...options, prepare: values.length > 0 }) as Pending, deadline, text);
       } catch (error) {
         if (connectionLost(error)) held.lost ??= error;
         throw error;
@@ -143,8 +144,10 @@ export class Pool {
     await this.sql.end({ timeout: 5 });
   }
 
-  private async answer<T>(sql: postgres.Sql, pending: Pending, deadlineMs: number): Promise<T[]> {
+  /** `text` is the statement's, without its values: what its span shows when tracing is on (ops/trace.ts). */
+  private async answer<T>(sql: postgres.Sql, pending: Pending, deadlineMs: number, text: string): Promise<T[]> {
     this.inUse++;
+    const span = statementSpan(text);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -159,10 +162,14 @@ export class Pool {
       }, deadlineMs);
     });
     try {
-      return (await Promise.race([pending, late])) as unknown as T[];
+      const rows = (await Promise.race([pending, late])) as unknown as T[];
+      span?.end();
+      return rows;
     } catch (error) {
       pending.catch(() => {});
-      throw driverError(error);
+      const failure = driverError(error);
+      span?.end(failure);
+      throw failure;
     } finally {
       clearTimeout(timer);
       this.inUse--;

@@ -26,6 +26,11 @@ export interface EventInput {
   type: EventType;
   subject: Subject | null;
   at: Date;
+  /**
+   * The traceparent of the request that made the change, for the spans of its deliveries
+   * (ops/trace.ts); by default the span in progress when the outbox writes it.
+   */
+  trace?: string | null;
 }
 
 /**

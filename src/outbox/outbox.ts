@@ -7,7 +7,8 @@ import type { Sequencer } from '../events/sequencer.js';
 import { buildEvent, type EventInput } from '../events/store.js';
 import { idTimePrefix, newId } from '../lib/ids.js';
 import { toIso } from '../lib/iso.js';
-import type { FanOutResult, WorkerLink } from '../webhooks/engine/handoff.js';
+import { currentTrace, tracing } from '../ops/trace.js';
+import type { FanOutResult, WorkerLink, WrittenEvent } from '../webhooks/engine/handoff.js';
 import { fanOutCtes } from './fanout.js';
 
 /**
@@ -39,7 +40,7 @@ export interface Write {
 }
 
 const EVENT_COLUMNS =
-  'event_id text, workspace_id text, event_type text, subject_type text, subject_id text, event_body text, at timestamptz, delivery_prefix text, patterns text[], batch_id text';
+  'event_id text, workspace_id text, event_type text, subject_type text, subject_id text, event_body text, at timestamptz, delivery_prefix text, patterns text[], batch_id text, trace_context text';
 
 /**
  * The rows of `input`: each event built (its id and the text it is stored and sent as, once) with
@@ -48,11 +49,12 @@ const EVENT_COLUMNS =
  */
 function inputRows(write: Write): Record<string, unknown>[] {
   const batches = new Map<string, string>();
+  const trace = currentTrace();
   return write.events.map(({ event: input, values }) => {
     const event = buildEvent(input);
     let batch = batches.get(event.workspaceId);
     if (batch === undefined) batches.set(event.workspaceId, (batch = newId('evb', event.createdAt)));
-    return {
+    const row: Record<string, unknown> = {
       ...values,
       event_id: event.id,
       workspace_id: event.workspaceId,
@@ -65,6 +67,10 @@ function inputRows(write: Write): Record<string, unknown>[] {
       patterns: subscriptionPatterns(event.type),
       batch_id: batch,
     };
+    // Only while tracing is on: otherwise the input is what it always was.
+    const kept = input.trace === undefined ? trace : input.trace;
+    if (kept !== null) row.trace_context = kept;
+    return row;
   });
 }
 
@@ -80,8 +86,8 @@ function statement(change: Change | null, handOff: boolean, notify: boolean): st
        SELECT * FROM jsonb_to_recordset(:input::jsonb) AS i (${EVENT_COLUMNS}${change?.columns ? `, ${change.columns}` : ''})
      ),${change?.before ? ` ${change.before},` : ''}${change ? ` mutated AS (${change.sql}),` : ''}
      logged AS (
-       INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at, batch_id)
-       SELECT event_id, workspace_id, event_type, subject_type, subject_id, event_body, at, batch_id FROM input
+       INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at, batch_id, trace_context)
+       SELECT event_id, workspace_id, event_type, subject_type, subject_id, event_body, at, batch_id, trace_context FROM input
         ${change ? 'WHERE subject_id IN (SELECT id FROM mutated)' : ''}
        RETURNING id
      ), batched AS (
@@ -112,15 +118,28 @@ const withoutFanOut = <Row>(rows: WithFanOut<Row>[]): Row[] => rows.map(({ fanou
  * A write inside the caller's transaction `q`: workers and every process's sequencer are NOTIFYed
  * at its commit. Returns the change's rows (none for a write without a change).
  */
-export async function writeIn<Row>(q: Queryable, write: Write): Promise<Row[]> {
+export function writeIn<Row>(q: Queryable, write: Write): Promise<Row[]> {
+  const traced = tracing();
+  if (traced === null) return writeInNow(q, write);
+  let deliveries = 0;
+  return traced.write(eventTypes(write), () => writeInNow<Row>(q, write, (n) => (deliveries = n)), () => deliveries);
+}
+
+async function writeInNow<Row>(q: Queryable, write: Write, counted?: (deliveries: number) => void): Promise<Row[]> {
   const rows = inputRows(write);
   const { sql, params } = named(statement(write.change, false, true), parameters(write, rows, {}));
   const result = await q.query<WithFanOut<Row>>(sql, params);
   if (write.change === null || result.length > 0) {
     await q.query(`SELECT pg_notify(${channelSql(EVENT_CHANNEL)}, $1)`, [eventWakePayload('', new Set(rows.map((r) => r.workspace_id as string)))]);
   }
+  counted?.(deliveriesOf(result[0]?.fanout));
   return withoutFanOut(result);
 }
+
+const eventTypes = (write: Write) => write.events.map((e) => e.event.type);
+
+/** The deliveries a write queued for sending: due now, or handed over. */
+const deliveriesOf = (fanout: FanOutResult | null | undefined) => (fanout ? fanout.pending + (fanout.handed?.length ?? 0) : 0);
 
 /**
  * Standalone writes: each a statement of its own, committed when it returns, whose deliveries are
@@ -136,7 +155,14 @@ export class Outbox {
   ) {}
 
   /** A change, its events and their deliveries, as one statement; returns the change's rows. */
-  async write<Row>(write: Write): Promise<Row[]> {
+  write<Row>(write: Write): Promise<Row[]> {
+    const traced = tracing();
+    if (traced === null) return this.writeNow(write);
+    let deliveries = 0;
+    return traced.write(eventTypes(write), () => this.writeNow<Row>(write, (n) => (deliveries = n)), () => deliveries);
+  }
+
+  private async writeNow<Row>(write: Write, counted?: (deliveries: number) => void): Promise<Row[]> {
     const rows = inputRows(write);
     const handOff = this.link.reserve(rows.length);
     const { sql, params } = named(statement(write.change, handOff !== null, false), parameters(write, rows, handOff ? { lease: handOff.lease, slots: handOff.slots } : {}));
@@ -147,11 +173,12 @@ export class Outbox {
       handOff?.cancel();
       throw error;
     }
+    counted?.(deliveriesOf(result[0]?.fanout));
     const logged = write.change === null || result.length > 0;
-    const bodies = new Map(rows.map((r) => [r.event_id as string, r.event_body as string]));
+    const events = new Map(rows.map((r) => [r.event_id as string, r as unknown as WrittenEvent]));
     this.db.afterCommit(
       () => {
-        this.link.committed(handOff, logged ? rows.length : 0, result[0]?.fanout ?? undefined, (eventId) => bodies.get(eventId));
+        this.link.committed(handOff, logged ? rows.length : 0, result[0]?.fanout ?? undefined, (eventId) => events.get(eventId));
         if (logged) this.sequencer.wake();
       },
       () => handOff?.cancel(),

@@ -2,6 +2,7 @@ import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import type { Metrics } from '../../ops/metrics.js';
+import { tracing } from '../../ops/trace.js';
 import { signingSecrets } from '../endpoints/store.js';
 import { sign } from '../sign.js';
 import { extraHeaders, type ExtraHeaders } from './extra-headers.js';
@@ -82,8 +83,18 @@ export function deferred(job: Job, until: Date, now: Date): Outcome {
   return outcomeOf(job, now, { attempted: false, status: 'pending', nextAttemptAt: until, error: null });
 }
 
-/** Makes one attempt for a taken job (or none, if its endpoint is no longer active); never throws. */
-export async function runAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> {
+/**
+ * Makes one attempt for a taken job (or none, if its endpoint is no longer active); never throws.
+ * While tracing is on, the attempt has a span (ops/trace.ts), whose traceparent goes to an endpoint
+ * that asked for it.
+ */
+export function runAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> {
+  const traced = tracing();
+  if (traced === null) return attempt(deps, job, null);
+  return traced.attempt(job, (traceparent) => attempt(deps, job, traceparent));
+}
+
+async function attempt(deps: AttemptDeps, job: Job, traceparent: string | null): Promise<Outcome> {
   const attemptedAt = deps.clock.now();
   if (!job.endpointActive) return outcomeOf(job, attemptedAt, { attempted: false, status: 'disabled', nextAttemptAt: null, error: null });
 
@@ -111,6 +122,7 @@ export async function runAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> 
     headers = { ...headers, ...extra.sent };
     logged.extra = extra.logged;
   }
+  if (traceparent !== null) headers.traceparent = traceparent;
 
   let url = job.url;
   if (job.url_enc !== null) {

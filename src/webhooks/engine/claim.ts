@@ -19,11 +19,13 @@ interface ClaimRow {
   attempt: number;
   due: Date;
   body: string | null;
+  trace_context: string | null;
   url: string;
   url_enc: string | null;
   exchange: string | null;
   routing_key: string | null;
   subject: string | null;
+  propagate_trace: boolean;
   endpoint_active: boolean;
   consecutive_failures: number;
   endpoint_throttled: boolean;
@@ -42,16 +44,16 @@ interface ClaimRow {
  * the claim itself), and a generic plan does not know how few rows a claim takes.
  */
 const SEND_WITH = `SELECT c.id, c.workspace_id, c.endpoint_id, c.event_id, c.event_type, c.attempt, c.due,
-            coalesce(c.payload, ev.body) AS body,
-            e.url, e.url_enc, e.exchange, e.routing_key, e.subject, e.endpoint_active, e.consecutive_failures, e.endpoint_throttled, e.rate_limit, e.headers_enc, e.secret_enc, e.previous_secret_enc,
+            coalesce(c.payload, ev.body) AS body, ev.trace_context,
+            e.url, e.url_enc, e.exchange, e.routing_key, e.subject, e.propagate_trace, e.endpoint_active, e.consecutive_failures, e.endpoint_throttled, e.rate_limit, e.headers_enc, e.secret_enc, e.previous_secret_enc,
             e.previous_secret_expires_at
        FROM c
        CROSS JOIN LATERAL (
-         SELECT url, url_enc, exchange, routing_key, subject, (active AND deleted_at IS NULL) AS endpoint_active, consecutive_failures,
+         SELECT url, url_enc, exchange, routing_key, subject, propagate_trace, (active AND deleted_at IS NULL) AS endpoint_active, consecutive_failures,
                 throttled_since IS NOT NULL AS endpoint_throttled, rate_limit, headers_enc,
                 secret_enc, previous_secret_enc, previous_secret_expires_at
            FROM webhook_endpoints WHERE id = c.endpoint_id LIMIT 1) e
-       LEFT JOIN LATERAL (SELECT body FROM events WHERE id = c.event_id AND c.payload IS NULL LIMIT 1) ev ON true`;
+       LEFT JOIN LATERAL (SELECT body, trace_context FROM events WHERE id = c.event_id AND c.payload IS NULL LIMIT 1) ev ON true`;
 
 /**
  * The ordering guard of a claim, on the candidate row named `row`: a row with an ordering key (its endpoint
@@ -103,11 +105,13 @@ function jobOf(r: ClaimRow, mark: Date, lock: RowLock): Job {
     mark,
     lock,
     body: r.body,
+    trace: r.trace_context,
     url: r.url,
     url_enc: r.url_enc,
     exchange: r.exchange,
     routingKey: r.routing_key,
     subject: r.subject,
+    propagateTrace: r.propagate_trace,
     endpointActive: r.endpoint_active,
     endpointFailures: r.consecutive_failures,
     endpointThrottled: r.endpoint_throttled,

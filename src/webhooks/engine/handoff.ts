@@ -37,6 +37,7 @@ export interface HandedRow {
   exchange: string | null;
   routing_key: string | null;
   subject: string | null;
+  propagate_trace: boolean;
   consecutive_failures: number;
   endpoint_throttled: boolean;
   rate_limit: number | null;
@@ -44,6 +45,12 @@ export interface HandedRow {
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: string | null;
+}
+
+/** An event as the write gave it to the statement (outbox.ts): the text it is sent as, and its trace when one is kept. */
+export interface WrittenEvent {
+  event_body: string;
+  trace_context?: string;
 }
 
 /**
@@ -58,7 +65,7 @@ export const handedLease = (orderingKey: string) =>
   `CASE WHEN w.active AND ${orderingKey} IS NULL AND row_number() OVER (PARTITION BY w.active AND ${orderingKey} IS NULL) <= ev.slots
         THEN ev.lease END`;
 export const HANDED = `handed AS (
-       SELECT f.id, f.workspace_id, f.endpoint_id, f.event_id, f.event_type, w.url, w.url_enc, w.exchange, w.routing_key, w.subject, w.consecutive_failures,
+       SELECT f.id, f.workspace_id, f.endpoint_id, f.event_id, f.event_type, w.url, w.url_enc, w.exchange, w.routing_key, w.subject, w.propagate_trace, w.consecutive_failures,
               w.throttled_since IS NOT NULL AS endpoint_throttled, w.rate_limit,
               w.headers_enc, w.secret_enc, w.previous_secret_enc, w.previous_secret_expires_at
          FROM fanned f JOIN webhook_endpoints w ON w.id = f.endpoint_id
@@ -75,12 +82,12 @@ export class HandOff {
     private readonly worker: LocalWorker,
   ) {}
 
-  /** The write committed: its handed rows (each event's body given by `bodyOf`) are the worker's. */
-  settle(rows: HandedRow[], bodyOf: (eventId: string) => string | undefined): void {
+  /** The write committed: its handed rows (each event's text and trace given by `eventOf`) are the worker's. */
+  settle(rows: HandedRow[], eventOf: (eventId: string) => WrittenEvent | undefined): void {
     if (this.done) return;
     this.done = true;
     this.worker.receive(
-      rows.map((row) => handedJob(row, this.lease, bodyOf(row.event_id) ?? null)),
+      rows.map((row) => handedJob(row, this.lease, eventOf(row.event_id))),
       this.slots,
     );
   }
@@ -93,7 +100,7 @@ export class HandOff {
   }
 }
 
-function handedJob(row: HandedRow, lease: Date, body: string | null): Job {
+function handedJob(row: HandedRow, lease: Date, event: WrittenEvent | undefined): Job {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -103,12 +110,14 @@ function handedJob(row: HandedRow, lease: Date, body: string | null): Job {
     attempt: 0,
     mark: lease,
     lock: null,
-    body,
+    body: event ? event.event_body : null,
+    trace: event?.trace_context ?? null,
     url: row.url,
     url_enc: row.url_enc,
     exchange: row.exchange,
     routingKey: row.routing_key,
     subject: row.subject,
+    propagateTrace: row.propagate_trace,
     endpointActive: true,
     endpointFailures: row.consecutive_failures,
     endpointThrottled: row.endpoint_throttled,
@@ -168,9 +177,9 @@ export class WorkerLink {
   }
 
   /** A write of `events` events committed with this fan-out: its handed rows go to their worker, the rest wake workers. */
-  committed(handOff: HandOff | null, events: number, result: FanOutResult | undefined, bodyOf: (eventId: string) => string | undefined): void {
+  committed(handOff: HandOff | null, events: number, result: FanOutResult | undefined, eventOf: (eventId: string) => WrittenEvent | undefined): void {
     const handed = result?.handed ?? [];
-    handOff?.settle(handed, bodyOf);
+    handOff?.settle(handed, eventOf);
     const pending = result?.pending ?? 0;
     if (events > 0) this.perEvent = Math.max(this.perEvent, Math.ceil((handed.length + pending) / events));
     if (pending > 0) this.wake();

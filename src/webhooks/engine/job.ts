@@ -20,6 +20,8 @@ export interface Job {
   lock: RowLock | null;
   /** The exact text to POST: the stored event, or the row's own payload (pings, replays). */
   body: string | null;
+  /** The traceparent kept with the event (the request that caused it, ops/trace.ts); null for none. */
+  trace: string | null;
   /** The URL as the endpoint shows it (a broker's password redacted). */
   url: string;
   /** The whole URL, sealed, when it carries credentials; sent to instead of `url`. */
@@ -28,6 +30,8 @@ export interface Job {
   exchange: string | null;
   routingKey: string | null;
   subject: string | null;
+  /** The endpoint's requests carry a traceparent header of the attempt's span. */
+  propagateTrace: boolean;
   /** False when the endpoint was paused, auto-disabled or deleted since the row was enqueued. */
   endpointActive: boolean;
   /** The endpoint's consecutive failed deliveries when the row was taken (0 for a healthy endpoint). */
