@@ -1,5 +1,6 @@
 import { DatabaseUnavailableError, type Db } from '../db/db.js';
 import { newId } from '../lib/ids.js';
+import { currentTrace } from '../ops/trace.js';
 import type { Outbox, Write } from '../outbox/outbox.js';
 import type { ProductCreateInput } from './schemas.js';
 import { PRODUCT_COLUMNS, productSubject, type ProductRow } from './store.js';
@@ -18,7 +19,8 @@ export interface Creation {
 export function creation(workspaceId: string, input: ProductCreateInput, now: Date): Creation {
   const id = newId('prd', now);
   return {
-    event: { workspaceId, type: 'product.created', subject: productSubject(id), at: now },
+    // Kept now: a batch is written later, in the span of whichever request came first.
+    event: { workspaceId, type: 'product.created', subject: productSubject(id), at: now, trace: currentTrace() },
     values: {
       id,
       name: input.name,
