@@ -44,6 +44,7 @@ describe('webhook endpoints', () => {
       rateLimit: null,
       headers: {},
       ordering: 'none',
+      propagateTrace: false,
       throttle: null,
       signatureScheme: 'v1',
       publicKey: null,
@@ -88,6 +89,7 @@ describe('webhook endpoints', () => {
       [{ subscribedEvents: ['product.created.*'] }, 'product.created.*'],
       [{ colour: 'red' }, 'colour'],
       [{ description: 7 }, 'description'],
+      [{ propagateTrace: 'yes' }, 'propagateTrace'],
     ];
     for (const [body, mention] of cases) {
       const res = await t.call(key, 'POST', '/v1/webhooks/endpoints', { url: URL_A, subscribedEvents: ['product.*'], ...body });
@@ -163,7 +165,9 @@ describe('webhook endpoints', () => {
     expect(res.json().updatedAt).toBe(clock.now().toISOString());
     expect(res.json()).not.toHaveProperty('secret');
     expect((await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${endpoint.id}`, { description: null })).json().description).toBeNull();
-    for (const body of [{}, { active: 'false' }, { url: 'http://x.example' }, { subscribedEvents: ['nope'] }, { secret: 'whsec_x' }]) {
+    expect((await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${endpoint.id}`, { propagateTrace: true })).json().propagateTrace).toBe(true);
+    expect((await t.call(key, 'GET', `/v1/webhooks/endpoints/${endpoint.id}`)).json().propagateTrace).toBe(true);
+    for (const body of [{}, { active: 'false' }, { propagateTrace: null }, { url: 'http://x.example' }, { subscribedEvents: ['nope'] }, { secret: 'whsec_x' }]) {
       const bad = await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${endpoint.id}`, body);
       expect(bad.statusCode, JSON.stringify(body)).toBe(400);
     }

@@ -2157,6 +2157,8 @@ export interface components {
             };
             /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
             ordering: "none" | "subject";
+            /** @description true: while the service's tracing is on, each request to this endpoint carries a W3C traceparent header, the context of its attempt's span, so the receiver's own spans join the trace; false: none is sent. */
+            propagateTrace: boolean;
             disabledReason: ("manual" | "auto") | null;
             throttle: {
                 /**
@@ -6633,6 +6635,8 @@ export interface operations {
                         };
                         /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
                         ordering: "none" | "subject";
+                        /** @description true: while the service's tracing is on, each request to this endpoint carries a W3C traceparent header, the context of its attempt's span, so the receiver's own spans join the trace; false: none is sent. */
+                        propagateTrace: boolean;
                         disabledReason: ("manual" | "auto") | null;
                         throttle: {
                             /**
@@ -11686,6 +11690,8 @@ export interface operations {
                         };
                         /** @description subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject's events arrive in order (head-of-line blocking); none: no such wait. */
                         ordering: "none" | "subject";
+                        /** @description true: while the service's tracing is on, each request to this endpoint carries a W3C traceparent header, the context of its attempt's span, so the receiver's own spans join the trace; false: none is sent. */
+                        propagateTrace: boolean;
                         disabledReason: ("manual" | "auto") | null;
                         throttle: {
                             /**

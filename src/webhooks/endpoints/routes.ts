@@ -87,7 +87,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
       response: { 201: CreatedWebhookEndpoint },
     },
     handler: async (request, reply) => {
-      const { url, subscribedEvents, description, rateLimit, headers, ordering, signatureScheme, exchange, routingKey, subject } = request.body;
+      const { url, subscribedEvents, description, rateLimit, headers, ordering, signatureScheme, exchange, routingKey, subject, propagateTrace } = request.body;
       const target = checkUrl(url, ctx.config.allowPrivateTargets);
       const route = { exchange, routingKey, subject };
       checkRoute(kindOf(target)!, route);
@@ -102,6 +102,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
         ordering,
         signatureScheme,
         route,
+        propagateTrace,
       };
       const { row, secret } = await createEndpoint(ctx.db, ctx.secrets, input, ctx.clock.now());
       const view = toView(row, ctx.secrets, true);
@@ -191,7 +192,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     },
     handler: async (request) => {
       const id = endpointIdOf(request.params);
-      const { url, subscribedEvents, description, rateLimit, headers, ordering, active } = request.body;
+      const { url, subscribedEvents, description, rateLimit, headers, ordering, propagateTrace, active } = request.body;
       const target = url === undefined ? undefined : checkUrl(url, ctx.config.allowPrivateTargets);
       const route = await routeChanges(ctx, request.workspace!.id, id, target, request.body);
       if (target !== undefined) await checkTarget(target, ctx.config.allowPrivateTargets);
@@ -203,6 +204,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
         rateLimit,
         headersEnc: headers === undefined ? undefined : sealHeaders(ctx.secrets, headers === null ? null : checkHeaders(headers)),
         ordering,
+        propagateTrace,
         active,
       };
       const row = await ctx.db.tx(async (q) => {

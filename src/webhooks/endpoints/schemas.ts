@@ -48,6 +48,11 @@ const endpointProperties = {
     description:
       'subject: a delivery waits while an older delivery of the same subject (product, order) to this endpoint is pending, so one subject\'s events arrive in order (head-of-line blocking); none: no such wait.',
   }),
+  propagateTrace: Type.Boolean({
+    description:
+      "true: while the service's tracing is on, each request to this endpoint carries a W3C traceparent header, the context of its attempt's span, " +
+      "so the receiver's own spans join the trace; false: none is sent.",
+  }),
   disabledReason: Nullable(
     Type.Union([Type.Literal('manual'), Type.Literal('auto')], {
       description: 'manual: paused with PATCH {active: false}; auto: disabled after 5 consecutive failed deliveries.',
@@ -169,6 +174,9 @@ const fields = {
       description: 'nats:// and tls:// only (400 otherwise): the subject to publish to, no wildcards; null (the default) is events.<type>. A JetStream stream must capture it.',
     }),
   ),
+  propagateTrace: Type.Boolean({
+    description: "false (the default), or true: each request carries a W3C traceparent header of its attempt's span while the service's tracing is on.",
+  }),
 };
 
 export const EndpointCreate = Type.Object(
@@ -187,6 +195,7 @@ export const EndpointCreate = Type.Object(
         description: 'v1 (the default): HMAC-SHA256 with a shared secret; v1a: ed25519, the service keeps the private key and shows the public key. Set at creation only.',
       }),
     ),
+    propagateTrace: Type.Optional(fields.propagateTrace),
   },
   { additionalProperties: false },
 );

@@ -22,6 +22,7 @@ export interface EndpointRow {
   disabled_reason: 'manual' | 'auto' | null;
   rate_limit: number | null;
   ordering: 'none' | 'subject';
+  propagate_trace: boolean;
   headers_enc: string | null;
   secret_enc: string;
   previous_secret_enc: string | null;
@@ -82,6 +83,7 @@ export async function createEndpoint(
     ordering?: 'none' | 'subject';
     signatureScheme?: 'v1' | 'v1a';
     route?: Partial<Route>;
+    propagateTrace?: boolean;
   },
   now: Date,
 ): Promise<{ row: EndpointRow; secret: string }> {
@@ -89,9 +91,9 @@ export async function createEndpoint(
   const { secret, publicKey } = newSecretOf(scheme);
   const target = sealUrl(box, input.url);
   const [row] = await q.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, workspace_id, url, description, subscribed_events, active, rate_limit, headers_enc, ordering, secret_enc,
+    `INSERT INTO webhook_endpoints (id, workspace_id, url, description, subscribed_events, active, rate_limit, headers_enc, ordering, propagate_trace, secret_enc,
                                     created_at, updated_at, signature_scheme, public_key, url_enc, exchange, routing_key, subject)
-     VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15, $16) RETURNING ${ENDPOINT_COLUMNS}`,
+     VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14, $15, $16, $17) RETURNING ${ENDPOINT_COLUMNS}`,
     [
       newId('whe', now),
       input.workspaceId,
@@ -101,6 +103,7 @@ export async function createEndpoint(
       input.rateLimit ?? null,
       sealHeaders(box, input.headers ?? null),
       input.ordering ?? 'none',
+      input.propagateTrace ?? false,
       box.encrypt(secret),
       now,
       scheme,
@@ -160,6 +163,7 @@ export interface EndpointChanges {
   /** Sealed already (sealHeaders); null clears them. */
   headersEnc?: string | null;
   ordering?: 'none' | 'subject';
+  propagateTrace?: boolean;
   active?: boolean;
 }
 
@@ -179,7 +183,8 @@ export async function updateEndpoint(q: Queryable, workspaceId: string, id: stri
     .field('description', changes.description)
     .field('rate_limit', changes.rateLimit)
     .field('headers_enc', changes.headersEnc)
-    .field('ordering', changes.ordering);
+    .field('ordering', changes.ordering)
+    .field('propagate_trace', changes.propagateTrace);
   if (changes.active === false) {
     set.add('active = false').add("disabled_reason = CASE WHEN active OR disabled_reason IS NULL THEN 'manual' ELSE disabled_reason END");
   } else if (changes.active === true) {
