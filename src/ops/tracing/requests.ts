@@ -1,11 +1,10 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, defaultTextMapGetter, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, defaultTextMapGetter, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { failSpan } from './fail.js';
 
 interface RequestSpan {
   span: Span;
-  context: Context;
   /** The error a 5xx answer was made of (recorded once the status is known). */
   error: unknown;
   ended: boolean;
@@ -18,9 +17,9 @@ const propagator = new W3CTraceContextPropagator();
  * URL), with the status and the workspace the request was bound to. A caller's `traceparent`
  * continues its trace. Nothing of the headers' values, the query or the body is kept.
  *
- * The span is made current for the request's hooks and handler, so the statements and the outbox
- * write it makes are its children: from onRequest, and again from preValidation, since the body
- * is read in the socket's own callbacks.
+ * The span is made current from the first onRequest hook on, so the statements and the outbox
+ * write of the request's hooks and handler are its children (a body that arrives after the headers
+ * included: test/traces.test.ts).
  */
 export function registerRequestSpans(app: FastifyInstance, tracer: Tracer): void {
   const spans = new WeakMap<FastifyRequest, RequestSpan>();
@@ -53,14 +52,8 @@ export function registerRequestSpans(app: FastifyInstance, tracer: Tracer): void
       parent,
     );
     const current = trace.setSpan(parent, span);
-    spans.set(request, { span, context: current, error: null, ended: false });
+    spans.set(request, { span, error: null, ended: false });
     context.with(current, done);
-  });
-
-  app.addHook('preValidation', (request, _reply, done) => {
-    const held = spans.get(request);
-    if (held) context.with(held.context, done);
-    else done();
   });
 
   app.addHook('onError', (request, _reply, error, done) => {
