@@ -18,7 +18,7 @@ import { stream } from './stream.mjs';
 import { apiReadMixed } from './api-read-mixed.mjs';
 import { REDIS_URL } from './bullmq-peer.mjs';
 import { scale } from './scale.mjs';
-import { PG_URL, ROOT, freshSchema, sqlClient, stopChildren } from './lib.mjs';
+import { PG_URL, ROOT, freePort, freshSchema, sqlClient, startProcess, stopChildren } from './lib.mjs';
 import { openSeeded, settle } from './service.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -82,6 +82,15 @@ async function onFresh(engine, scenario) {
   }
 }
 
+// BENCH_TRACES=1: every service under test traces (OTEL_* settings, default sampler), exporting to a
+// local collector that discards the spans (otlp-sink.mjs).
+if (process.env.BENCH_TRACES === '1') {
+  const port = await freePort();
+  await startProcess(['bench/otlp-sink.mjs'], { PORT: String(port) }, 'otlp sink listening');
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${port}`;
+  process.stdout.write(`tracing on, exporting to ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}\n`);
+}
+
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const engines = process.argv.find((a) => a.startsWith('--engine='))?.slice(9).split(',');
 const SCENARIOS = [
@@ -127,7 +136,7 @@ for (const [engine, scenario] of SCENARIOS) {
 
 await stopChildren();
 await embedded?.stop();
-const report = { date: new Date().toISOString(), quick, machine: await machine(), results };
+const report = { date: new Date().toISOString(), quick, traces: process.env.BENCH_TRACES === '1', machine: await machine(), results };
 const peakOf = (engine) => Math.max(0, ...results.filter((r) => r.engine === engine).map((r) => r.peakRssMb ?? 0));
 report.peakRssMb = { postgres: peakOf('postgres'), embedded: peakOf('embedded') };
 // Each scenario run on both engines: the embedded server's figure against the system server's.
@@ -137,7 +146,7 @@ const paired = results
   .filter(([, p]) => p && typeof p.value === 'number');
 
 const lines = [
-  `# Benchmark ${report.date}${quick ? ' (quick)' : ''}`,
+  `# Benchmark ${report.date}${quick ? ' (quick)' : ''}${report.traces ? ' (tracing on)' : ''}`,
   '',
   `Machine: ${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memoryGiB} GiB, ${report.machine.kernel}, Node ${report.machine.node}, PostgreSQL ${report.machine.postgres}, Redis ${report.machine.redis}`,
   '',
