@@ -15,8 +15,8 @@ import { LogCapture } from './helpers/log.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 /**
- * An endpoint's bulk recovery (preview, confirm, progress, recent recoveries) and its extra headers
- * and ordering, in Debian's Chromium against a live service with a delivery worker and a receiver
+ * An endpoint's bulk recovery (preview, confirm, progress, recent recoveries) and its extra headers,
+ * ordering and trace context, in Debian's Chromium against a live service with a delivery worker and a receiver
  * on 127.0.0.1 (as test/dashboard-pages.test.ts). Each view is checked with axe-core; no code, token
  * or header value may appear in a URL the browser asks for or in the service's log.
  */
@@ -128,30 +128,34 @@ describe('dashboard recovery and endpoint options in Chromium', { timeout: 180_0
     secrets.push(value);
     await page.goto(at(`/endpoints/${endpointId}`));
     await page.getByTestId('endpoint-ordering').getByText('none').waitFor();
+    expect(await page.getByTestId('endpoint-propagate-trace').textContent()).toBe('not sent');
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
     const editor = page.getByTestId('headers-editor');
     await editor.getByRole('button', { name: 'Add header' }).click();
     await editor.getByLabel('Header 1 name').fill('X-Api-Key');
     await editor.getByLabel('Header 1 value').fill(value);
     await page.getByLabel('Ordering').selectOption('subject');
+    await page.getByLabel('Send trace context').check();
     await record(page, 'endpoint-edit-options', audit);
     await page.getByRole('button', { name: 'Save changes' }).click();
 
     const headers = page.getByTestId('endpoint-headers');
     await headers.getByText('x-api-key').waitFor();
     await page.getByTestId('endpoint-ordering').getByText(/by subject/).waitFor();
+    await page.getByTestId('endpoint-propagate-trace').getByText(/^sent/).waitFor();
     expect(await headers.textContent()).toContain('[redacted]');
     expect(await page.content()).not.toContain(value);
     await record(page, 'endpoint-options', audit);
-    expect(await api('GET', `/v1/webhooks/endpoints/${endpointId}`)).toMatchObject({ headers: { 'x-api-key': value }, ordering: 'subject' });
+    expect(await api('GET', `/v1/webhooks/endpoints/${endpointId}`)).toMatchObject({ headers: { 'x-api-key': value }, ordering: 'subject', propagateTrace: true });
 
     // Editing again shows the name, not the value; saved untouched, the value stays.
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
     expect(await editor.getByLabel('Header 1 name').inputValue()).toBe('x-api-key');
     expect(await editor.getByLabel('Header 1 value').inputValue()).toBe('');
+    expect(await page.getByLabel('Send trace context').isChecked()).toBe(true);
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByRole('heading', { name: 'Edit endpoint' }).waitFor({ state: 'detached' });
-    expect(await api('GET', `/v1/webhooks/endpoints/${endpointId}`)).toMatchObject({ headers: { 'x-api-key': value }, ordering: 'subject' });
+    expect(await api('GET', `/v1/webhooks/endpoints/${endpointId}`)).toMatchObject({ headers: { 'x-api-key': value }, ordering: 'subject', propagateTrace: true });
 
     // Deliveries carry it.
     const before = receiver.requests.length;

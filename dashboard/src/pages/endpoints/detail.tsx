@@ -200,6 +200,8 @@ export function EndpointDetail() {
                 </dd>
               </>
             ) : null}
+            <dt>Trace context</dt>
+            <dd data-testid="endpoint-propagate-trace">{ep.propagateTrace ? 'sent: each request carries a traceparent header while tracing is on' : 'not sent'}</dd>
             <dt>Disabled reason</dt>
             <dd>{ep.disabledReason ? DISABLED_REASONS[ep.disabledReason] : <span className="muted">—</span>}</dd>
             <dt>Created</dt>

@@ -15,6 +15,7 @@ export interface EndpointFields {
   routingKey?: string | null;
   subject?: string | null;
   signatureScheme?: 'v1' | 'v1a';
+  propagateTrace: boolean;
 }
 
 /** The destination a URL names by its scheme, as the service reads it (DESIGN "Destinations"). */
@@ -160,6 +161,7 @@ export function EndpointForm({
       rateLimit: rate ? Number(rate) : null,
       headers: Object.fromEntries(headers.map((h) => [h.name.trim().toLowerCase(), h.value || (h.kept ?? '')])),
       ordering: form.get('ordering') === 'subject' ? 'subject' : 'none',
+      propagateTrace: form.get('propagateTrace') === 'on',
     });
   };
   return (
@@ -232,6 +234,12 @@ export function EndpointForm({
         </select>
         <small id="ordering-help">
           With subject ordering a delivery that keeps failing holds back the later ones of its subject until its retries run out (head-of-line blocking).
+        </small>
+      </label>
+      <label>
+        <input type="checkbox" name="propagateTrace" defaultChecked={initial?.propagateTrace ?? false} aria-describedby="propagate-trace-help" /> Send trace context
+        <small id="propagate-trace-help">
+          Each request carries a W3C <code>traceparent</code> header while the service's tracing is on, so the receiver's spans join the trace.
         </small>
       </label>
       <ErrorBox error={error} />
