@@ -1,4 +1,6 @@
+import { readFileSync, readdirSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTracing, stopTracing, tracing, tracingWanted } from '../src/ops/trace.js';
@@ -75,6 +77,19 @@ describe('traces over OTLP/HTTP', () => {
     await stopTracing();
     await otlp?.close();
     process.env = before;
+  });
+
+  it('keeps the SDK out of every module but the one startTracing imports on demand', () => {
+    const files = readdirSync('src', { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(100);
+    for (const file of files) {
+      const text = readFileSync(join('src', file), 'utf8');
+      const inTracing = file.startsWith(join('ops', 'tracing'));
+      if (!inTracing) expect(text, file).not.toMatch(/from '@opentelemetry\//);
+      // Only a dynamic import reaches src/ops/tracing from outside it.
+      if (!inTracing) expect(text, file).not.toMatch(/from '[./]*(ops\/)?tracing\//);
+    }
+    expect(readFileSync('src/ops/trace.ts', 'utf8')).toContain("await import('./tracing/sdk.js')");
   });
 
   it('is wanted only when an OTLP endpoint or an exporter is set, and not disabled', () => {
