@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -5,7 +6,12 @@ import { trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTracing, stopTracing, tracing, tracingWanted } from '../src/ops/trace.js';
 import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { buildApp } from '../src/app.js';
+import { openPostgres } from '../src/db/postgres.js';
+import { createContext } from '../src/runtime.js';
+import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
+import { POSTGRES_URL } from './helpers/db.js';
+import { TcpProxy } from './helpers/tcp-proxy.js';
 import { eventually, testWorker } from './helpers/delivery.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
@@ -239,6 +245,39 @@ describe('traces over OTLP/HTTP', () => {
       expect(statement.events.find((e) => e.name === 'exception')?.attributes['exception.message']).toMatch(/division by zero/);
     } finally {
       await failing.close();
+    }
+  });
+
+  it('records a request answered 5xx as an error, with its exception', async () => {
+    // A second service on the same schema, its connections through a proxy the test can silence.
+    const proxy = new TcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
+    await proxy.start();
+    const url = new URL(POSTGRES_URL);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const db = await openPostgres({ url: url.toString(), schema: t.testDb.schema, timeouts: { connectMs: 1_000, statementMs: 1_000, queryMs: 1_500, keepAliveMs: 1_000 } });
+    const ctx = createContext(testConfig(), db, randomBytes(32));
+    const app = await buildApp(ctx);
+    try {
+      const headers = { authorization: `Bearer ${t.demo.workspaces[0].apiKey}` };
+      expect((await app.inject({ method: 'GET', url: '/v1/orders', headers })).statusCode).toBe(200);
+      proxy.hang();
+      const res = await app.inject({ method: 'GET', url: '/v1/orders', headers });
+      expect(res.statusCode).toBe(503);
+      const id = res.headers['request-id'];
+      const spans = await spansWhen((all) => all.some((s) => s.attributes['svc.request.id'] === id));
+      const failed = spans.find((s) => s.attributes['svc.request.id'] === id)!;
+      expect(failed.name).toBe('GET /v1/orders');
+      expect(failed.attributes['http.response.status_code']).toBe(503);
+      expect(failed.status.code).toBe(2);
+      expect(failed.events.find((e) => e.name === 'exception')?.attributes['exception.message']).toMatch(/database unavailable/);
+      const statement = spans.find((s) => s.parentSpanId === failed.spanId && s.attributes['db.system.name'] === 'postgresql');
+      expect(statement?.status.code).toBe(2);
+    } finally {
+      proxy.release();
+      await app.close();
+      await ctx.rateLimits.close();
+      await db.close();
+      await proxy.stop();
     }
   });
 
