@@ -6590,6 +6590,8 @@ export interface operations {
                     subject?: string | null;
                     /** @description v1 (the default): HMAC-SHA256 with a shared secret; v1a: ed25519, the service keeps the private key and shows the public key. Set at creation only. */
                     signatureScheme?: "v1" | "v1a";
+                    /** @description false (the default), or true: each request carries a W3C traceparent header of its attempt's span while the service's tracing is on. */
+                    propagateTrace?: boolean;
                 };
             };
         };
@@ -7218,6 +7220,8 @@ export interface operations {
                     exchange?: string | null;
                     routingKey?: string | null;
                     subject?: string | null;
+                    /** @description false (the default), or true: each request carries a W3C traceparent header of its attempt's span while the service's tracing is on. */
+                    propagateTrace?: boolean;
                     /** @description false pauses (pending deliveries become disabled); true re-enables and resets the failure count. */
                     active?: boolean;
                 };
@@ -11645,6 +11649,8 @@ export interface operations {
                     subject?: string | null;
                     /** @description v1 (the default): HMAC-SHA256 with a shared secret; v1a: ed25519, the service keeps the private key and shows the public key. Set at creation only. */
                     signatureScheme?: "v1" | "v1a";
+                    /** @description false (the default), or true: each request carries a W3C traceparent header of its attempt's span while the service's tracing is on. */
+                    propagateTrace?: boolean;
                 };
             };
         };
@@ -12306,6 +12312,8 @@ export interface operations {
                     exchange?: string | null;
                     routingKey?: string | null;
                     subject?: string | null;
+                    /** @description false (the default), or true: each request carries a W3C traceparent header of its attempt's span while the service's tracing is on. */
+                    propagateTrace?: boolean;
                     /** @description false pauses (pending deliveries become disabled); true re-enables and resets the failure count. */
                     active?: boolean;
                 };
