@@ -1,7 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type App } from '../src/app.js';
+import type { AppContext } from '../src/context.js';
+import { openPostgres } from '../src/db/postgres.js';
+import { createContext } from '../src/runtime.js';
 import { createPersonalAccessToken, revokePersonalAccessToken } from '../src/admin/store.js';
 import { revokeApiKey } from '../src/api-keys/store.js';
-import { ManualClock, startTestApp, userOf, type TestApp } from './helpers/app.js';
+import { ManualClock, startTestApp, testConfig, userOf, type TestApp } from './helpers/app.js';
+import { POSTGRES_URL } from './helpers/db.js';
 
 async function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -56,5 +62,89 @@ describe('credential cache', () => {
     expect((await t.call(pat.token, 'GET', '/v1/me')).statusCode).toBe(200);
     clock.advance(3_600_001);
     expect((await t.call(pat.token, 'GET', '/v1/me')).statusCode).toBe(401);
+  });
+});
+
+/**
+ * A look-up that read the credential before its revocation committed, and answers after the
+ * process heard of it, must not put the stale "valid" into the cache. The answer is held in the
+ * test's hands (the service's database, with the credential look-up's answer kept until released).
+ */
+describe('credential cache, a look-up racing a revocation', () => {
+  let t: TestApp;
+  let ctx: AppContext;
+  let app: App;
+  /** Armed by lookUpHeld(): the next credential look-up's answer waits for `open`. */
+  let held: { reached: () => void; open: Promise<void> } | null = null;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const db = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema });
+    const gated = new Proxy(db, {
+      get(target, prop, receiver) {
+        if (prop !== 'query') return Reflect.get(target, prop, receiver);
+        return async (sql: string, params?: unknown[]) => {
+          const rows = await target.query(sql, params);
+          const gate = held;
+          if (gate && sql.includes('FROM api_keys WHERE token_hash')) {
+            held = null;
+            gate.reached();
+            await gate.open;
+          }
+          return rows;
+        };
+      },
+    });
+    ctx = createContext(testConfig(), gated, randomBytes(32));
+    app = await buildApp(ctx);
+  });
+  afterAll(async () => {
+    await app.close();
+    await ctx.rateLimits.close();
+    await ctx.db.close();
+    await t.close();
+  });
+
+  const call = (key: string) => app.inject({ method: 'GET', url: '/v1/products', headers: { authorization: `Bearer ${key}` } });
+
+  /** Starts a request, and resolves once its look-up has read the credential and its answer is held. */
+  async function lookUpHeld(key: string): Promise<{ response: ReturnType<typeof call>; release: () => void }> {
+    let release!: () => void;
+    const open = new Promise<void>((resolve) => (release = resolve));
+    const reached = new Promise<void>((resolve) => (held = { reached: resolve, open }));
+    const response = call(key);
+    await reached;
+    return { response, release };
+  }
+
+  async function newKey(name: string): Promise<{ id: string; key: string }> {
+    const owner = userOf(t.demo, 'owner').token;
+    const created = (await t.call(owner, 'POST', `/v1/workspaces/${t.demo.workspaces[0].id}/api-keys`, { name })).json();
+    return { id: created.id, key: created.key };
+  }
+
+  it('a revocation heard while the answer is on its way: the answer is not cached, the next request is refused', async () => {
+    const { id, key } = await newKey('raced by a revoke');
+    const { response, release } = await lookUpHeld(key);
+    // Revoked by another process; this one hears of it (NOTIFY) while the look-up's "valid" is held.
+    await revokeApiKey(t.testDb.db, null, id, new Date());
+    // The NOTIFY reaches this process's listener within moments.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    release();
+    // The request that began before the revoke is answered from what it read.
+    expect((await response).statusCode).toBe(200);
+    expect((await call(key)).statusCode).toBe(401);
+  });
+
+  it('a flush while the look-up is in flight: its answer is not cached', async () => {
+    const { id, key } = await newKey('raced by a flush');
+    const { response, release } = await lookUpHeld(key);
+    // What the revocation listener does when its connection drops (a revoke may have been missed).
+    ctx.credentials.clear();
+    // Revoked behind the cache's back, as a revoke made while the listener was away would be.
+    await t.testDb.db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [id]);
+    release();
+    expect((await response).statusCode).toBe(200);
+    expect((await call(key)).statusCode).toBe(401);
   });
 });

@@ -17,10 +17,14 @@ interface Entry {
  * Revocation stays immediate: the revoking process forgets the credential at once, and the revoke
  * statement's NOTIFY reaches every other process (API servers, CLI revocations) at commit. The short
  * TTL bounds staleness if a LISTEN connection is down. Unknown or refused tokens are never cached.
+ * A look-up's answer may be older than a forget that arrives before it (the look-up read the row
+ * before the revoke committed): each forget and flush starts a new generation, and an answer from a
+ * look-up begun in an earlier generation is used for its request but never cached.
  */
 export class CredentialCache {
   private readonly entries = new Map<string, Entry>();
   private readonly hashById = new Map<string, string>();
+  private current = 0;
 
   constructor(
     private readonly ttlMs = 5_000,
@@ -37,7 +41,14 @@ export class CredentialCache {
     return entry.principal;
   }
 
-  set(tokenHash: string, principal: Principal, expiresAt: Date | null): void {
+  /** Taken before a look-up, and given to set() with its answer. */
+  get generation(): number {
+    return this.current;
+  }
+
+  /** Caches a look-up's answer, unless a forget or a flush came after the look-up began (`generation`). */
+  set(tokenHash: string, principal: Principal, expiresAt: Date | null, generation: number): void {
+    if (generation !== this.current) return;
     if (this.entries.size >= this.maxEntries) {
       // Maps iterate in insertion order: drop the oldest entry.
       const [oldest, entry] = this.entries.entries().next().value as [string, Entry];
@@ -49,6 +60,7 @@ export class CredentialCache {
 
   /** Drops a credential by id (revoked here or, through NOTIFY, elsewhere). */
   forget(credentialId: string): void {
+    this.current++;
     const hash = this.hashById.get(credentialId);
     if (hash) this.delete(hash, credentialId);
   }
@@ -59,6 +71,7 @@ export class CredentialCache {
   }
 
   clear(): void {
+    this.current++;
     this.entries.clear();
     this.hashById.clear();
   }

@@ -38,9 +38,10 @@ export async function authenticate(request: FastifyRequest, ctx: AppContext): Pr
   if (cached) return cached;
   const parsed = parseToken(token);
   if (!parsed) throw unauthenticated('Invalid credential: not a well-formed API key or personal access token.');
+  const generation = ctx.credentials.generation;
   const found = await findCredential(ctx.db, parsed.kind, hash, now);
   if (!found) throw unauthenticated('Invalid credential: unknown, revoked or expired.');
-  ctx.credentials.set(hash, found.principal, found.expiresAt);
+  ctx.credentials.set(hash, found.principal, found.expiresAt, generation);
   return found.principal;
 }
 
