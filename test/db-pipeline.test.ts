@@ -10,6 +10,19 @@ import { TcpProxy } from './helpers/tcp-proxy.js';
  * connection (src/db/postgres.ts): both must read and write every value the same way, and a write
  * waiting for a lock must not hold up the reads.
  */
+/** `fn`'s result once the database answers again: while it is known down, statements fail at once. */
+async function answered<T>(fn: () => Promise<T>, ms = 8_000): Promise<T> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (!(error instanceof DatabaseUnavailableError) || performance.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
 describe('read and write connections', () => {
   let testDb: TestDb;
   beforeAll(async () => {
@@ -131,7 +144,8 @@ describe('read and write connections', () => {
       for (const error of stuck) expect(error).toBeInstanceOf(DatabaseUnavailableError);
 
       proxy.release();
-      const [{ after }] = await db.query<{ after: number }>('SELECT $1::int AS after', [2]);
+      // Found down, the database is tried again after a short wait (db/breaker.ts).
+      const [{ after }] = await answered(() => db.query<{ after: number }>('SELECT $1::int AS after', [2]));
       expect(after).toBe(2);
     });
 
@@ -150,10 +164,10 @@ describe('read and write connections', () => {
       const late = await db.query('SELECT pg_sleep(2) FROM pg_advisory_xact_lock($1)', [2]).catch((e: unknown) => e);
       expect(late).toBeInstanceOf(DatabaseUnavailableError);
       expect(performance.now() - started).toBeLessThan(1_500);
-      expect(await pid()).not.toBe(first);
+      expect(await answered(pid)).not.toBe(first);
 
       // The same holds inside a transaction: a timed-out statement fails it as unavailable.
-      const tx = await db.begin();
+      const tx = await answered(() => db.begin());
       await expect(tx.query('SELECT pg_sleep(2)')).rejects.toBeInstanceOf(DatabaseUnavailableError);
       await tx.rollback().catch(() => {});
     });
@@ -183,7 +197,7 @@ describe('read and write connections', () => {
       expect(() => onUnhandledRejection(new Error('a bug of ours'))).toThrow('a bug of ours');
 
       await proxy.start();
-      const [{ n }] = await db.query<{ n: number }>('SELECT $1::int AS n', [2]);
+      const [{ n }] = await answered(() => db.query<{ n: number }>('SELECT $1::int AS n', [2]));
       expect(n).toBe(2);
     });
   });

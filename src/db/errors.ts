@@ -46,3 +46,13 @@ export function connectionLost(error: unknown): boolean {
   const code = (error.original as { code?: unknown } | null)?.code;
   return typeof code !== 'string' || !SQLSTATE.test(code) || (code.startsWith('08') && code !== '08P01');
 }
+
+/**
+ * The database itself is down or out of reach, as opposed to a statement it refused or cancelled:
+ * a connection refused, reset, lost or timed out, too many clients, the server shutting down.
+ */
+export function databaseDown(error: unknown): boolean {
+  if (!(error instanceof DatabaseUnavailableError) || error.original === null) return false;
+  const code = (error.original as { code?: unknown } | null)?.code;
+  return code !== '57014';
+}

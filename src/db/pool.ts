@@ -1,7 +1,8 @@
 import postgres from 'postgres';
 import { statementSpan } from '../ops/trace.js';
+import { Breaker } from './breaker.js';
 import { DatabaseUnavailableError } from './db.js';
-import { connectionLost, driverError } from './errors.js';
+import { connectionLost, databaseDown, driverError } from './errors.js';
 import { driverTypes } from './types.js';
 
 export interface PoolOptions {
@@ -19,6 +20,8 @@ export interface PoolOptions {
   connectMs: number;
   queryMs: number;
   keepAliveMs: number;
+  /** Whether the database is known to be down, shared with the process's other pools. */
+  breaker?: Breaker;
 }
 
 /** A connection of a pool kept for one caller until released (a transaction). */
@@ -57,7 +60,9 @@ let guarded = false;
  * Connections to PostgreSQL through postgres.js, with a read time-out of ours: a statement that has
  * had no answer within `queryMs` finds the server silent (a network cut, a host that froze), so
  * every connection of the pool is dropped and new ones open on demand. A statement still waiting
- * for a connection at its time-out is withdrawn instead, and nothing is dropped.
+ * for a connection at its time-out is withdrawn instead, and nothing is dropped. While the breaker
+ * knows the database to be down, statements fail at once (breaker.ts), and so do those that were
+ * waiting for a connection when it learnt it: postgres.js would open a connection for each of them.
  */
 export class Pool {
   private sql: postgres.Sql;
@@ -65,16 +70,42 @@ export class Pool {
   private inUse = 0;
   /** Reserved connections by postgres.js's connection id, to tell one it was lost. */
   private readonly held = new Map<number, Held>();
+  readonly breaker: Breaker;
+  /** Statements and reservations waiting for a connection: each fails at once when the database is found down. */
+  private readonly waiting = new Set<() => void>();
 
   constructor(private readonly options: PoolOptions) {
     if (!guarded) process.on('unhandledRejection', onUnhandledRejection);
     guarded = true;
+    this.breaker = options.breaker ?? new Breaker();
+    this.breaker.onDown(() => {
+      for (const withdraw of [...this.waiting]) withdraw();
+    });
     this.sql = this.open();
   }
 
   query<T>(text: string, values: (string | null)[], deadlineMs = this.options.queryMs): Promise<T[]> {
+    let probe: boolean;
+    try {
+      probe = this.breaker.admit();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const sql = this.sql;
-    return this.answer<T>(sql, sql.unsafe(text, values, { prepare: values.length > 0 }) as Pending, deadlineMs, text);
+    return this.answer<T>(sql, sql.unsafe(text, values, { prepare: values.length > 0 }) as Pending, deadlineMs, text, probe);
+  }
+
+  /**
+   * Tells the breaker what a statement's end on `sql` said about the database. A connection that
+   * failed has its pool replaced: postgres.js 3.4.9 keeps a statement lost with its connection as
+   * the one in progress, so the next connection it opens takes the server's refusal (53300) for that
+   * statement's error, waits for an answer that never comes, and reconnects at once, in a loop.
+   */
+  private learn(sql: postgres.Sql, error: unknown, probe: boolean): void {
+    if (error !== null && databaseDown(error)) {
+      this.replace(sql);
+      this.breaker.failed(error);
+    } else if (error === null || probe || this.breaker.down) this.breaker.ok();
   }
 
   /**
@@ -82,21 +113,39 @@ export class Pool {
    * Should the connection be lost meanwhile, what the caller sends on it fails at once.
    */
   async reserve(begin: string, deadlineMs = this.options.queryMs): Promise<Reserved> {
+    const probe = this.breaker.admit();
     const sql = this.sql;
     const reserving = sql.reserve();
     let timer: NodeJS.Timeout | undefined;
+    let ours: DatabaseUnavailableError | null = null;
+    let withdraw = () => {};
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DatabaseUnavailableError(`no database connection within ${this.options.connectMs} ms`, null)), this.options.connectMs);
+      const giveUp = (error: DatabaseUnavailableError) => reject((ours = error));
+      timer = setTimeout(() => giveUp(new DatabaseUnavailableError(`no database connection within ${this.options.connectMs} ms`, null)), this.options.connectMs);
+      withdraw = () => giveUp(this.breaker.refusal());
     });
+    this.waiting.add(withdraw);
     let connection: postgres.ReservedSql;
     try {
       connection = await Promise.race([reserving, late]);
     } catch (error) {
-      // Taken after all, too late: back to the pool.
-      reserving.then((c) => c.release(), () => {});
-      throw driverError(error);
+      // Taken after all, too late: back to the pool. A connection that failed tells the breaker.
+      reserving.then(
+        (c) => c.release(),
+        (e) => {
+          if (ours) this.learn(sql, driverError(e), false);
+        },
+      );
+      if (ours) {
+        if (probe) this.breaker.withdrawn();
+        throw ours;
+      }
+      const failure = driverError(error);
+      this.learn(sql, failure, probe);
+      throw failure;
     } finally {
       clearTimeout(timer);
+      this.waiting.delete(withdraw);
     }
     this.inUse++;
     let released = false;
@@ -131,6 +180,7 @@ export class Pool {
       await send(begin, [], deadlineMs, { onexecute } as postgres.UnsafeQueryOptions);
     } catch (error) {
       release();
+      if (probe) this.breaker.withdrawn();
       throw error;
     }
     return { query: (text, values, deadline = this.options.queryMs) => send(text, values, deadline), release };
@@ -145,38 +195,65 @@ export class Pool {
   }
 
   /** `text` is the statement's, without its values: what its span shows when tracing is on (ops/trace.ts). */
-  private async answer<T>(sql: postgres.Sql, pending: Pending, deadlineMs: number, text: string): Promise<T[]> {
+  private async answer<T>(sql: postgres.Sql, pending: Pending, deadlineMs: number, text: string, probe = false): Promise<T[]> {
     this.inUse++;
     const span = statementSpan(text);
     let timer: NodeJS.Timeout | undefined;
+    // Our own verdict, when the statement was given up before the driver answered: cancelling a
+    // statement not sent rejects it too (57014), and that rejection must not be taken for the server's.
+    let ours: DatabaseUnavailableError | null = null;
+    let withdraw = () => {};
     const late = new Promise<never>((_, reject) => {
+      const giveUp = (error: DatabaseUnavailableError) => {
+        ours = error;
+        reject(error);
+      };
       timer = setTimeout(() => {
         if (pending.state === undefined) {
           // Never sent: no connection was free.
+          giveUp(new DatabaseUnavailableError(`no database connection within ${deadlineMs} ms`, null));
           pending.cancel();
-          reject(new DatabaseUnavailableError(`no database connection within ${deadlineMs} ms`, null));
         } else {
           this.replace(sql);
-          reject(new DatabaseUnavailableError(`no answer from the database within ${deadlineMs} ms`, null));
+          giveUp(new DatabaseUnavailableError(`no answer from the database within ${deadlineMs} ms`, null));
+          this.breaker.failed(ours);
         }
       }, deadlineMs);
+      // The database was found down meanwhile: a statement not sent yet is withdrawn at once.
+      withdraw = () => {
+        if (pending.state !== undefined) return;
+        giveUp(this.breaker.refusal());
+        pending.cancel();
+      };
     });
+    this.waiting.add(withdraw);
     try {
       const rows = (await Promise.race([pending, late])) as unknown as T[];
       span?.end();
+      this.learn(sql, null, probe);
       return rows;
     } catch (error) {
       pending.catch(() => {});
+      if (ours) {
+        span?.end(ours);
+        if (probe) this.breaker.withdrawn();
+        throw ours;
+      }
       const failure = driverError(error);
       span?.end(failure);
+      this.learn(sql, failure, probe);
       throw failure;
     } finally {
       clearTimeout(timer);
+      this.waiting.delete(withdraw);
       this.inUse--;
     }
   }
 
-  /** The server went silent on `stale`'s connections: new ones replace them all. */
+  /**
+   * New connections replace all of `stale`'s, which are cut at once: the server went silent on
+   * them, or one of them failed (see learn()).
+   */
   private replace(stale: postgres.Sql): void {
     if (this.sql !== stale) return;
     this.sql = this.open();

@@ -1,3 +1,4 @@
+import { Breaker } from './breaker.js';
 import { type Db, type OpenTransaction, type Queryable } from './db.js';
 import { Listener } from './listener.js';
 import { Pool } from './pool.js';
@@ -84,8 +85,10 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
   const settings = connectionSettings(url, options.schema, timeouts.statementMs);
   url.searchParams.delete('options');
   const common = { url: url.toString(), settings, connectMs: timeouts.connectMs, queryMs: timeouts.queryMs, keepAliveMs: timeouts.keepAliveMs };
-  const reads = new Pool({ ...common, max: options.readConnections ?? READ_CONNECTIONS, pipeline: 100 });
-  const writes = new Pool({ ...common, max: options.poolSize ?? 10, pipeline: 1 });
+  // Reads and writes learn together that the database is down.
+  const breaker = new Breaker();
+  const reads = new Pool({ ...common, max: options.readConnections ?? READ_CONNECTIONS, pipeline: 100, breaker });
+  const writes = new Pool({ ...common, max: options.poolSize ?? 10, pipeline: 1, breaker });
   const listener = new Listener(common);
 
   async function begin(settings: Record<string, string> = {}, unbounded = false): Promise<OpenTransaction> {

@@ -1,17 +1,46 @@
 import net from 'node:net';
 
 /**
+ * How the proxy treats connections: `pass` forwards them; `blackhole` accepts them and never
+ * answers (a host that froze, a network that drops packets); `reset` accepts and resets them at
+ * once (RST); `full` answers every PostgreSQL startup with "sorry, too many clients already"
+ * (SQLSTATE 53300) and closes. Refusal (nothing listening) is `stop()`.
+ */
+export type ProxyMode = 'pass' | 'blackhole' | 'reset' | 'full';
+
+/** PostgreSQL's ErrorResponse for a server at max_connections, as it sends it before closing. */
+function tooManyClients(): Buffer {
+  const fields = Buffer.concat(
+    [['S', 'FATAL'], ['V', 'FATAL'], ['C', '53300'], ['M', 'sorry, too many clients already']].map(([k, v]) => Buffer.from(`${k}${v}\0`)),
+  );
+  const body = Buffer.concat([fields, Buffer.from([0])]);
+  const head = Buffer.alloc(5);
+  head.write('E', 0);
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+/** The SSLRequest code: a client asking for TLS first, answered 'N' (no TLS here). */
+const SSL_REQUEST = 80877103;
+
+/**
  * A TCP proxy on 127.0.0.1 in front of a real server (Redis, PostgreSQL), to simulate outages for
  * one client without touching the shared server: `stop()` refuses connections and cuts the open
  * ones (server down), `hang()` keeps connections open but holds every byte (server stuck),
- * `cutAt()` cuts everything at a chosen message, `start()`/`release()` bring it back.
+ * `cutAt()` cuts everything at a chosen message, `setMode()` turns to a kind of fault (ProxyMode),
+ * `start()`/`release()`/`setMode('pass')` bring it back. `attempts` counts the connections it accepted.
  */
 export class TcpProxy {
   private server: net.Server | null = null;
   private readonly sockets = new Set<net.Socket>();
   private held: (() => void)[] | null = null;
   private cut: { pattern: string; deliver: boolean; done: () => void } | null = null;
+  private mode: ProxyMode = 'pass';
+  /** Connections accepted in a fault mode, kept silent until the mode ends. */
+  private readonly silent = new Set<net.Socket>();
   port = 0;
+  /** Connections accepted since the start (or the last `resetAttempts()`). */
+  attempts = 0;
 
   constructor(
     private readonly targetPort: number,
@@ -32,7 +61,41 @@ export class TcpProxy {
     this.server = server;
   }
 
+  /**
+   * Turns to `mode` for new connections; the open ones are cut (reset, full), frozen (blackhole:
+   * nothing more passes either way), or, back to pass, the frozen ones are cut.
+   */
+  setMode(mode: ProxyMode): void {
+    this.mode = mode;
+    if (mode === 'pass') {
+      for (const socket of this.silent) socket.destroy();
+      this.silent.clear();
+      return;
+    }
+    for (const socket of [...this.sockets]) {
+      if (mode === 'blackhole') {
+        socket.removeAllListeners('data');
+        socket.on('data', () => {});
+        this.silent.add(socket);
+      } else socket.resetAndDestroy();
+    }
+  }
+
+  resetAttempts(): void {
+    this.attempts = 0;
+  }
+
   private connect(client: net.Socket): void {
+    this.attempts++;
+    client.on('error', () => client.destroy());
+    if (this.mode === 'reset') return void client.resetAndDestroy();
+    if (this.mode === 'blackhole') {
+      this.silent.add(client);
+      client.on('data', () => {});
+      client.on('close', () => this.silent.delete(client));
+      return;
+    }
+    if (this.mode === 'full') return this.refuseStartup(client);
     const upstream = net.connect(this.targetPort, this.targetHost);
     for (const socket of [client, upstream]) {
       this.sockets.add(socket);
@@ -60,11 +123,29 @@ export class TcpProxy {
     upstream.on('data', forward(client));
   }
 
+  /** Answers the client's startup message (after declining TLS) with 53300 and closes. */
+  private refuseStartup(client: net.Socket): void {
+    let buffered = Buffer.alloc(0);
+    client.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      while (buffered.length >= 8) {
+        const length = buffered.readInt32BE(0);
+        if (buffered.length < length) return;
+        const code = buffered.readInt32BE(4);
+        buffered = buffered.subarray(length);
+        if (code === SSL_REQUEST) client.write('N');
+        else return void client.end(tooManyClients());
+      }
+    });
+  }
+
   /** Refuses new connections and cuts the open ones. */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = null;
     for (const socket of this.sockets) socket.destroy();
+    for (const socket of this.silent) socket.destroy();
+    this.silent.clear();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 

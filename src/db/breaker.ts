@@ -1,0 +1,73 @@
+import { DatabaseUnavailableError } from './db.js';
+
+/** The first wait after a failure; each further failure doubles it, up to MAX_WAIT_MS. */
+const FIRST_WAIT_MS = 250;
+const MAX_WAIT_MS = 5_000;
+
+/**
+ * Whether the database is known to be down, shared by a process's pools. A failed connection, or a
+ * server silent past the query time-out, makes it down for a wait that grows with each failure
+ * (250 ms doubling to 5 s, each wait drawn between half and all of it, so that processes do not
+ * come back in step). While down, statements fail at once instead of each waiting for a
+ * connection the database will not give. When the wait is over, one statement at a time goes
+ * through as a probe: its answer makes the database up again; its failure starts the next wait.
+ */
+export class Breaker {
+  private failures = 0;
+  private downUntil = 0;
+  private probing = false;
+  /** What made the database down last: a refusal carries it, so a caller can tell why. */
+  private cause: unknown = null;
+  private readonly listeners: (() => void)[] = [];
+
+  constructor(private readonly random: () => number = Math.random) {}
+
+  /**
+   * Lets a statement go to the database, or throws DatabaseUnavailableError while the database is
+   * down. Returns whether this statement is the probe (then it must end in ok() or failed()).
+   */
+  admit(): boolean {
+    if (this.failures === 0) return false;
+    const now = performance.now();
+    if (now < this.downUntil || this.probing) throw this.refusal();
+    this.probing = true;
+    return true;
+  }
+
+  /** The error a statement fails with while the database is down. */
+  refusal(): DatabaseUnavailableError {
+    const cause = this.cause instanceof DatabaseUnavailableError ? this.cause.original : this.cause;
+    return new DatabaseUnavailableError('the database is down (a connection failed a moment ago)', cause);
+  }
+
+  /** Calls `fn` each time the database is found down. */
+  onDown(fn: () => void): void {
+    this.listeners.push(fn);
+  }
+
+  /** The database answered. */
+  ok(): void {
+    this.failures = 0;
+    this.probing = false;
+  }
+
+  /** A connection failed or the server went silent: down for the next wait. */
+  failed(cause: unknown): void {
+    this.cause = cause;
+    this.probing = false;
+    this.failures++;
+    const wait = Math.min(MAX_WAIT_MS, FIRST_WAIT_MS * 2 ** Math.min(this.failures - 1, 10));
+    this.downUntil = performance.now() + wait * (0.5 + this.random() / 2);
+    for (const fn of this.listeners) fn();
+  }
+
+  /** A probe that ended without telling anything (withdrawn): another may go. */
+  withdrawn(): void {
+    this.probing = false;
+  }
+
+  /** Whether the database is known to be down now. */
+  get down(): boolean {
+    return this.failures > 0;
+  }
+}
