@@ -133,3 +133,48 @@ describe('auto-disable after 5 consecutive failed deliveries', () => {
     expect(count).toBe(1);
   });
 });
+
+describe('auto-disable on 410 Gone', () => {
+  let t: TestApp;
+  let clock: ManualClock;
+  let worker: DeliveryWorker;
+  let gone: Receiver;
+  let goneId: string;
+
+  beforeAll(async () => {
+    clock = new ManualClock();
+    t = await startTestApp({ clock, config: { allowPrivateTargets: true, retryScheduleMs: [RETRY_MS] } });
+    worker = testWorker(t);
+    gone = await startReceiver(() => ({ status: 410 }));
+    goneId = (await addEndpoint(t, gone.url)).id;
+  });
+  afterAll(async () => {
+    await gone.close();
+    await t.close();
+  });
+
+  it('disables the endpoint at the first 410, with reason gone, the event and the notifications, and sends nothing more', async () => {
+    await createProduct(t);
+    await worker.runDue();
+    expect(gone.requests).toHaveLength(1);
+    expect(await endpointState(t, goneId)).toMatchObject({ active: false, disabled_reason: 'gone' });
+    const [row] = await deliveriesOf(t, goneId);
+    expect(row).toMatchObject({ status: 'disabled', attempt: 1, response_status: 410, next_attempt_at: null });
+
+    const events = await t.ctx.db.query<{ body: string }>("SELECT body FROM events WHERE type = 'webhook.endpoint.auto_disabled'");
+    expect(events.map((e) => JSON.parse(e.body).subject.id)).toEqual([goneId]);
+    const notes = await t.ctx.db.query<{ type: string; message: string }>('SELECT type, message FROM notifications');
+    expect(notes.length).toBeGreaterThan(0);
+    for (const note of notes) {
+      expect(note.type).toBe('webhook.endpoint.auto_disabled');
+      expect(note.message).toContain('410 Gone');
+    }
+    const api = await t.call(userOf(t.demo, 'owner').token, 'GET', `/v1/webhooks/endpoints/${goneId}`, undefined, { 'service-workspace-id': t.demo.workspaces[0].id });
+    expect(api.json()).toMatchObject({ active: false, disabledReason: 'gone' });
+
+    clock.advance(RETRY_MS);
+    await createProduct(t);
+    await worker.runDue();
+    expect(gone.requests).toHaveLength(1);
+  });
+});

@@ -8,9 +8,29 @@ describe('HttpSender', () => {
   let server: Server;
   let base: string;
   const timers = new Set<NodeJS.Timeout>();
+  /** Bytes of the 50 MB body the server got to write before its connection was dropped, once it was. */
+  let huge: Promise<number> | null = null;
   beforeAll(async () => {
     server = createServer((req, res) => {
       req.resume();
+      if (req.url === '/huge') {
+        huge = new Promise((resolve) => {
+          const total = 50 * 1024 * 1024;
+          const chunk = Buffer.alloc(64 * 1024, 'x');
+          let written = 0;
+          res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(total) });
+          const more = () => {
+            while (written < total && !res.destroyed) {
+              written += chunk.length;
+              if (!res.write(chunk)) return void res.once('drain', more);
+            }
+            if (written >= total) res.end();
+          };
+          res.on('close', () => resolve(written));
+          more();
+        });
+        return;
+      }
       if (req.url === '/trickle') {
         // Headers at once, then one byte every 50 ms for 2 s: each byte is "progress", the whole is late.
         res.writeHead(200, { 'content-type': 'text/plain' });
@@ -48,6 +68,23 @@ describe('HttpSender', () => {
       expect(result).toMatchObject({ ok: false, status: 200, body: null, error: 'timeout: no complete response within 300 ms' });
       expect(Date.now() - started).toBeLessThan(1500);
       expect(result.timeMs).toBeGreaterThanOrEqual(295);
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it('reads a 50 MB body only up to the part it keeps, then drops the connection', async () => {
+    const sender = new HttpSender({ timeoutMs: 10_000, allowPrivateTargets: true });
+    try {
+      const started = performance.now();
+      const result = await sender.send({ url: `${base}/huge`, headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(performance.now() - started).toBeLessThan(1_000);
+      // Judged by its status; the body kept is the first 64 KiB.
+      expect(result).toMatchObject({ ok: true, status: 200, error: null, timedOut: false });
+      expect(result.body).toHaveLength(64 * 1024);
+      // The server saw its connection closed long before it could send it all: socket buffers, not 50 MB.
+      const written = await huge!;
+      expect(written).toBeLessThan(10 * 1024 * 1024);
     } finally {
       await sender.close();
     }

@@ -9,9 +9,15 @@ export const AUTO_DISABLE_AFTER = 5;
 
 export const AUTO_DISABLED_EVENT = 'webhook.endpoint.auto_disabled';
 
+/** A receiver's answer that disables its endpoint at once: 410 Gone. */
+export const GONE = 410;
+
+/** Why the service disabled an endpoint: failed deliveries in a row (`auto`), or a 410 Gone (`gone`). */
+export type AutoDisableReason = 'auto' | 'gone';
+
 /**
  * Auto-disables an endpoint inside the caller's transaction (spec 3.2): the endpoint turns inactive
- * with reason `auto`, its pending deliveries become `disabled`, the event is emitted (fanned out to
+ * with `reason` (`auto` after AUTO_DISABLE_AFTER failed deliveries, `gone` after a 410), its pending deliveries become `disabled`, the event is emitted (fanned out to
  * every subscribed endpoint; this one, now inactive, gets a `disabled` row), and every user who can
  * read the workspace's webhooks is notified. Returns false when the endpoint was no longer active.
  */
@@ -19,11 +25,12 @@ export async function autoDisable(
   q: Queryable,
   endpoint: { id: string; workspaceId: string; url: string },
   now: Date,
+  reason: AutoDisableReason = 'auto',
 ): Promise<boolean> {
   const [disabled] = await q.query<{ id: string }>(
-    `UPDATE webhook_endpoints SET active = false, disabled_reason = 'auto', updated_at = $2
+    `UPDATE webhook_endpoints SET active = false, disabled_reason = $3, updated_at = $2
       WHERE id = $1 AND active AND deleted_at IS NULL RETURNING id`,
-    [endpoint.id, now],
+    [endpoint.id, now, reason],
   );
   if (!disabled) return false;
   await disablePendingDeliveries(q, endpoint.id);
@@ -32,8 +39,9 @@ export async function autoDisable(
 
   const users = await developerReaders(q, endpoint.workspaceId);
   if (users.length > 0) {
+    const why = reason === 'gone' ? 'its receiver answered 410 Gone' : `${AUTO_DISABLE_AFTER} consecutive failed deliveries`;
     const message =
-      `Webhook endpoint ${endpoint.id} (${hostOf(endpoint.url)}) was disabled after ${AUTO_DISABLE_AFTER} consecutive failed deliveries. ` +
+      `Webhook endpoint ${endpoint.id} (${hostOf(endpoint.url)}) was disabled after ${why}. ` +
       'New events are kept as disabled deliveries; fix the receiver, then re-enable the endpoint and replay what it missed.';
     await q.query(
       `INSERT INTO notifications (id, user_id, workspace_id, type, subject, message, created_at)

@@ -54,8 +54,8 @@ const endpointProperties = {
       "so the receiver's own spans join the trace; false: none is sent.",
   }),
   disabledReason: Nullable(
-    Type.Union([Type.Literal('manual'), Type.Literal('auto')], {
-      description: 'manual: paused with PATCH {active: false}; auto: disabled after 5 consecutive failed deliveries.',
+    Type.Union([Type.Literal('manual'), Type.Literal('auto'), Type.Literal('gone')], {
+      description: 'manual: paused with PATCH {active: false}; auto: disabled after 5 consecutive failed deliveries; gone: disabled at once when the receiver answered 410 Gone.',
     }),
   ),
   throttle: Nullable(
@@ -290,8 +290,13 @@ export function checkUrl(text: string, allowHttp: boolean): string {
 }
 
 /** 409 for a ping or replay to an endpoint that cannot send; the message says how to fix it. */
-export function endpointInactive(endpoint: { disabled_reason: 'manual' | 'auto' | null; deleted_at: Date | null }): ApiError {
+export function endpointInactive(endpoint: { disabled_reason: 'manual' | 'auto' | 'gone' | null; deleted_at: Date | null }): ApiError {
   if (endpoint.deleted_at) return new ApiError('ENDPOINT_INACTIVE', 'The webhook endpoint was deleted.');
-  const why = endpoint.disabled_reason === 'auto' ? 'was disabled after 5 consecutive failed deliveries' : 'is paused';
+  const why =
+    endpoint.disabled_reason === 'auto'
+      ? 'was disabled after 5 consecutive failed deliveries'
+      : endpoint.disabled_reason === 'gone'
+        ? 'was disabled when its receiver answered 410 Gone'
+        : 'is paused';
   return new ApiError('ENDPOINT_INACTIVE', `The webhook endpoint ${why}; re-enable it with PATCH {"active": true} first.`);
 }

@@ -19,7 +19,7 @@ export interface EndpointRow {
   description: string | null;
   subscribed_events: string[];
   active: boolean;
-  disabled_reason: 'manual' | 'auto' | null;
+  disabled_reason: 'manual' | 'auto' | 'gone' | null;
   rate_limit: number | null;
   ordering: 'none' | 'subject';
   propagate_trace: boolean;
@@ -245,7 +245,7 @@ export async function rotateSecret(
 export interface LockedEndpoint {
   id: string;
   active: boolean;
-  disabled_reason: 'manual' | 'auto' | null;
+  disabled_reason: 'manual' | 'auto' | 'gone' | null;
   deleted_at: Date | null;
   ordering: 'none' | 'subject';
 }

@@ -5,12 +5,13 @@ import type { Metrics } from '../../ops/metrics.js';
 import type { PushQueue } from '../../notifications/push/queue.js';
 import { toIso } from '../../lib/iso.js';
 import type { Outcome } from './job.js';
-import { AUTO_DISABLE_AFTER, autoDisable } from '../endpoints/auto-disable.js';
+import { AUTO_DISABLE_AFTER, GONE, autoDisable } from '../endpoints/auto-disable.js';
 import { MARK_OF_ROW } from './claim.js';
 
 /**
  * Writes a batch of outcomes of rows not held by a row lock: the delivery rows with their attempts
- * log, each endpoint's count of consecutive failed deliveries, and any auto-disable that count calls for.
+ * log, each endpoint's count of consecutive failed deliveries, and any auto-disable that count calls for
+ * or that a receiver asked for (410 Gone: the endpoint is disabled at once, reason `gone`).
  *
  * Writes are idempotent and guarded by the take: a row is only changed while it is still `pending`
  * with this worker's attempt number and mark (job.ts: its due time, or the lease it was handed over or
@@ -53,7 +54,12 @@ export async function recordOutcomes(deps: { db: Db; clock: Clock; metrics?: Pic
  * endpoint, so rows under a hold write them after its transaction (hold.ts).
  */
 export function changesCount(o: Outcome): boolean {
-  return o.status === 'failed' || (o.status === 'success' && o.endpointFailures > 0);
+  return o.status === 'failed' || (o.status === 'success' && o.endpointFailures > 0) || gone(o);
+}
+
+/** The receiver answered 410 Gone: it asks not to be sent anything more (Standard Webhooks). */
+function gone(o: Outcome): boolean {
+  return o.attempted && o.responseStatus === GONE;
 }
 
 /**
@@ -225,6 +231,7 @@ async function countFailures(q: Queryable, now: Date, outcomes: Outcome[], write
     if (status === 'success') changes.set(o.endpointId, { reset: true, failures: 0 });
     else changes.set(o.endpointId, { ...change, failures: change.failures + 1 });
   }
+  await disableGone(q, now, outcomes, writes, autoDisabled);
   if (changes.size === 0) return;
   const rows = [...changes].map(([id, c]) => ({ id, reset: c.reset, failures: c.failures }));
   const endpoints = await q.query<{ id: string; workspace_id: string; url: string; consecutive_failures: number; active: boolean }>(
@@ -239,6 +246,20 @@ async function countFailures(q: Queryable, now: Date, outcomes: Outcome[], write
     if (endpoint.active && endpoint.consecutive_failures >= AUTO_DISABLE_AFTER) {
       if (await autoDisable(q, { id: endpoint.id, workspaceId: endpoint.workspace_id, url: endpoint.url }, now)) autoDisabled.push(endpoint.id);
     }
+  }
+}
+
+/** Endpoints whose receiver answered 410 Gone to an attempt written here: disabled at once. */
+async function disableGone(q: Queryable, now: Date, outcomes: Outcome[], writes: Written[], autoDisabled: string[]): Promise<void> {
+  const written = new Set(writes.map((r) => r.id));
+  const endpointIds = [...new Set(outcomes.filter((o) => gone(o) && written.has(o.id)).map((o) => o.endpointId))].sort();
+  if (endpointIds.length === 0) return;
+  const endpoints = await q.query<{ id: string; workspace_id: string; url: string }>(
+    'SELECT id, workspace_id, url FROM webhook_endpoints WHERE id = ANY($1::text[]) AND active AND deleted_at IS NULL ORDER BY id',
+    [endpointIds],
+  );
+  for (const endpoint of endpoints) {
+    if (await autoDisable(q, { id: endpoint.id, workspaceId: endpoint.workspace_id, url: endpoint.url }, now, 'gone')) autoDisabled.push(endpoint.id);
   }
 }
 

@@ -45,6 +45,9 @@ export interface HttpSenderOptions {
 
 class DeliveryTimeout extends Error {}
 
+/** Ends reading a response whose body is longer than what is kept. */
+class BodyTooLarge extends Error {}
+
 /** Where a delivery URL is sent, once checked and parsed; or why it is refused. */
 type Target = { origin: string; path: string } | string;
 
@@ -54,7 +57,9 @@ const MAX_TARGETS = 10_000;
 /**
  * POSTs through one shared undici Agent, so connections to a receiver are pooled and kept alive
  * across deliveries. The time-out is one hard timer from before connecting to the last byte of the
- * response; redirects are never followed (a 3xx is simply not a 2xx).
+ * response; redirects are never followed (a 3xx is simply not a 2xx). A response body is read up to
+ * the part that is kept (`maxResponseBytes`); a longer one ends the attempt there, judged by its
+ * status, and its connection is dropped rather than read to the end.
  */
 export class HttpSender implements Sender {
   private readonly agent: Agent;
@@ -95,6 +100,13 @@ export class HttpSender implements Sender {
         resolve(result);
       };
       const fail = (error: string) => finish({ ok: false, status, headers, body: null, timeMs: elapsed(), error, timedOut });
+      // The whole answer, or as much of its body as is kept.
+      const answered = () => {
+        const ok = status !== null && status >= 200 && status < 300;
+        // PostgreSQL text and jsonb cannot hold NUL.
+        const body = Buffer.concat(kept).toString('utf8').replace(/\u0000/g, '\uFFFD');
+        finish({ ok, status, headers, body, timeMs: elapsed(), error: ok ? null : `HTTP ${status}${status! >= 300 && status! < 400 ? ' (redirects are not followed)' : ''}`, timedOut: false });
+      };
       const timer = setTimeout(() => {
         timedOut = true;
         controller?.abort(new DeliveryTimeout());
@@ -114,16 +126,15 @@ export class HttpSender implements Sender {
               status = statusCode;
               headers = flattenHeaders(responseHeaders);
             },
-            onResponseData: (_c, chunk) => {
+            onResponseData: (c, chunk) => {
               if (size < max) kept.push(chunk.subarray(0, max - size));
               size += chunk.length;
+              if (size > max) {
+                answered();
+                c.abort(new BodyTooLarge());
+              }
             },
-            onResponseEnd: () => {
-              const ok = status !== null && status >= 200 && status < 300;
-              // PostgreSQL text and jsonb cannot hold NUL.
-              const body = Buffer.concat(kept).toString('utf8').replace(/\u0000/g, '\uFFFD');
-              finish({ ok, status, headers, body, timeMs: elapsed(), error: ok ? null : `HTTP ${status}${status! >= 300 && status! < 400 ? ' (redirects are not followed)' : ''}`, timedOut: false });
-            },
+            onResponseEnd: answered,
             onResponseError: (_c, error) => fail(timedOut ? timeoutError : describeError(error)),
           },
         );
