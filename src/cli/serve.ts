@@ -18,7 +18,7 @@ import type { DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
 import { startWorkers } from '../webhooks/engine/workers.js';
 import { demoSummary, tryLine } from './demo-text.js';
 import { recordPublicUrl } from './public-url.js';
-import { exitAfter, stopSignals } from './signals.js';
+import { exitAfter, recordUntil, stopDeadlineMs, stopSignals } from './signals.js';
 
 /**
  * `svc serve`: the API and (unless SVC_WORKERS=0) the webhook delivery workers in one process. With `--demo`,
@@ -58,13 +58,14 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     ctx.stopping = true;
     forgetPublicUrl();
     app.log.info({ signal }, 'shutting down');
-    exitAfter(config.deliveryTimeoutMs + config.dbQueryTimeoutMs + 5_000, () => app.log.error('shutdown did not finish in time: exiting'));
+    exitAfter(stopDeadlineMs(config), () => app.log.error('shutdown did not finish in time: exiting'));
+    const until = recordUntil(config);
     await app.close();
     await retention.stop();
     await statistics.stop();
     await rollup.stop();
     await cleanup.stop();
-    await workers?.stop();
+    await workers?.stop(until);
     await ops?.close();
     await ctx.rateLimits.close();
     await ctx.db.close();

@@ -25,6 +25,25 @@ export function stopSignals(): { ready(stop: (signal: NodeJS.Signals) => Promise
   };
 }
 
+/**
+ * How long a stop may take (docs/operations.md): attempts in flight end within the delivery
+ * time-out, a statement within the query time-out, and 5 s more for the rest.
+ */
+export function stopDeadlineMs(config: { deliveryTimeoutMs: number; dbQueryTimeoutMs: number }): number {
+  return config.deliveryTimeoutMs + config.dbQueryTimeoutMs + 5_000;
+}
+
+/** What a stop leaves after its workers have stopped: closing connections. */
+const AFTER_WORKERS_MS = 2_000;
+
+/**
+ * Until when (performance.now()) workers stopping from now may keep trying to record the outcomes
+ * of their attempts while the database is unavailable, so that the stop still ends in time.
+ */
+export function recordUntil(config: { deliveryTimeoutMs: number; dbQueryTimeoutMs: number }): number {
+  return performance.now() + stopDeadlineMs(config) - AFTER_WORKERS_MS;
+}
+
 /** Exits with status 1 after `ms` unless the process has exited by then. */
 export function exitAfter(ms: number, before: () => void): void {
   setTimeout(() => {

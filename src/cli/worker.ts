@@ -7,7 +7,7 @@ import { startTracing, stopTracing } from '../ops/trace.js';
 import { openContext } from '../runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
 import { startWorkers } from '../webhooks/engine/workers.js';
-import { exitAfter, stopSignals } from './signals.js';
+import { exitAfter, recordUntil, stopDeadlineMs, stopSignals } from './signals.js';
 
 export const WORKER_HELP = `svc worker
   Runs webhook delivery workers only, without the HTTP API: SVC_WORKERS loops (at least one), each
@@ -45,13 +45,14 @@ export async function runWorker(config: Config): Promise<void> {
   const stop = async () => {
     // First: /readyz answers 503 from now on.
     ctx.stopping = true;
-    exitAfter(config.deliveryTimeoutMs + config.dbQueryTimeoutMs + 5_000, () => console.error('svc worker: stop did not finish in time: exiting'));
+    exitAfter(stopDeadlineMs(config), () => console.error('svc worker: stop did not finish in time: exiting'));
+    const until = recordUntil(config);
     await retention.stop();
     await statistics.stop();
     await rollup.stop();
     await cleanup.stop();
     await ctx.recoveries.stop();
-    await workers.stop();
+    await workers.stop(until);
     await ctx.push.stop();
     await ctx.sequencer.stop();
     await ops?.close();

@@ -36,6 +36,8 @@ export class OutcomeRecorder {
   /** Failed batches waiting to be tried again. */
   private readonly retries = new Map<NodeJS.Timeout, Outcome[]>();
   private stopped = false;
+  /** Until when (performance.now()) the last flush tries failed writes again. */
+  private lastUntil: number | null = null;
 
   constructor(
     private readonly deps: Parameters<typeof recordOutcomes>[0],
@@ -55,9 +57,16 @@ export class OutcomeRecorder {
     return this.queue.length + this.writing + retrying;
   }
 
-  /** Writes what is queued; with `last`, failed batches are tried once more and then given up. */
-  async flush(last = false): Promise<void> {
-    if (last) this.stopped = true;
+  /**
+   * Writes what is queued; with `last`, failed batches are tried once more and then given up, or,
+   * with `until` (performance.now()), tried again with pauses until then (a stop while the database
+   * is unavailable: what was sent is recorded if it comes back in time).
+   */
+  async flush(last = false, until?: number): Promise<void> {
+    if (last) {
+      this.stopped = true;
+      this.lastUntil = until ?? null;
+    }
     for (const [timer, batch] of this.retries) {
       clearTimeout(timer);
       this.queue.push(...batch);
@@ -100,9 +109,14 @@ export class OutcomeRecorder {
       await recordOutcomes(this.deps, batch);
     } catch (error) {
       const now = performance.now();
-      const deadline = giveUpAt ?? now + this.options.retryForMs;
+      const deadline = this.stopped ? (this.lastUntil ?? now) : (giveUpAt ?? now + this.options.retryForMs);
       this.options.onError(error, 'record');
-      if (this.stopped || now >= deadline) return this.options.gaveUp();
+      if (now >= deadline) return this.options.gaveUp();
+      if (this.stopped) {
+        // Stopping: tried again on this writer, which the last flush waits for.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MS[Math.min(tries, RETRY_MS.length - 1)], deadline - now)));
+        return this.write(batch, tries + 1, giveUpAt);
+      }
       // Tried again off the writers, so that other batches are not held up behind it.
       const timer = setTimeout(() => {
         this.retries.delete(timer);

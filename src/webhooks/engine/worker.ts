@@ -149,7 +149,11 @@ export class DeliveryWorker implements LocalWorker {
   }
 
   /** Stops claiming, lets the attempts in flight finish and records them. */
-  async stop(): Promise<void> {
+  /**
+   * With `recordUntil` (performance.now()), outcomes whose write fails (the database unavailable)
+   * are tried again until then, so that deliveries sent are not sent again a lease later.
+   */
+  async stop(recordUntil?: number): Promise<void> {
     this.running = false;
     this.dispatch.pause();
     if (this.adjusting) clearInterval(this.adjusting);
@@ -162,7 +166,7 @@ export class DeliveryWorker implements LocalWorker {
     await releaseLeases(this.deps.db, unstarted.filter((job) => !job.lock), this.deps.clock.now()).catch((error) => this.faults.failed(error, 'release'));
     await this.dispatch.idle();
     await this.claims.endHolds();
-    await this.recorder.flush(true);
+    await this.recorder.flush(true, recordUntil);
     await this.throttles.flush();
     this.load.stop();
     if (this.ownsSender) await this.sender.close();

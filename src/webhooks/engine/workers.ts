@@ -6,13 +6,13 @@ export async function startWorkers(
   deps: WorkerDeps,
   count: number,
   log: Pick<DeliveryWorkerOptions, 'onError' | 'onRecover'>,
-): Promise<{ stop(): Promise<void> }> {
+): Promise<{ stop(recordUntil?: number): Promise<void> }> {
   const sender = createSender(deps.config);
   const workers = Array.from({ length: count }, () => new DeliveryWorker(deps, { sender, ...log }));
   await Promise.all(workers.map((w) => w.start()));
   return {
-    async stop() {
-      await Promise.all(workers.map((w) => w.stop()));
+    async stop(recordUntil?: number) {
+      await Promise.all(workers.map((w) => w.stop(recordUntil)));
       await sender.close();
     },
   };
