@@ -5,8 +5,8 @@ const FIRST_WAIT_MS = 250;
 const MAX_WAIT_MS = 5_000;
 
 /**
- * Whether the database is known to be down, shared by a process's pools. A failed connection, or a
- * server silent past the query time-out, makes it down for a wait that grows with each failure
+ * Whether the database is known to be down, shared by a process's pools. A connection that could
+ * not be opened, or a server silent past the query time-out, makes it down for a wait that grows with each failure
  * (250 ms doubling to 5 s, each wait drawn between half and all of it, so that processes do not
  * come back in step). While down, statements fail at once instead of each waiting for a
  * connection the database will not give. When the wait is over, one statement at a time goes
@@ -20,7 +20,10 @@ export class Breaker {
   private cause: unknown = null;
   private readonly listeners: (() => void)[] = [];
 
-  constructor(private readonly random: () => number = Math.random) {}
+  constructor(
+    private readonly random: () => number = Math.random,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /**
    * Lets a statement go to the database, or throws DatabaseUnavailableError while the database is
@@ -28,8 +31,7 @@ export class Breaker {
    */
   admit(): boolean {
     if (this.failures === 0) return false;
-    const now = performance.now();
-    if (now < this.downUntil || this.probing) throw this.refusal();
+    if (this.now() < this.downUntil || this.probing) throw this.refusal();
     this.probing = true;
     return true;
   }
@@ -57,7 +59,7 @@ export class Breaker {
     this.probing = false;
     this.failures++;
     const wait = Math.min(MAX_WAIT_MS, FIRST_WAIT_MS * 2 ** Math.min(this.failures - 1, 10));
-    this.downUntil = performance.now() + wait * (0.5 + this.random() / 2);
+    this.downUntil = this.now() + wait * (0.5 + this.random() / 2);
     for (const fn of this.listeners) fn();
   }
 

@@ -97,14 +97,18 @@ export class Pool {
 
   /**
    * Tells the breaker what a statement's end on `sql` said about the database. A connection that
-   * failed has its pool replaced: postgres.js 3.4.9 keeps a statement lost with its connection as
-   * the one in progress, so the next connection it opens takes the server's refusal (53300) for that
-   * statement's error, waits for an answer that never comes, and reconnects at once, in a loop.
+   * could not be opened (`connecting`: the statement was never sent) makes the database down; an
+   * open connection lost says nothing yet about the next one (one server process ended, a proxy
+   * restarted). Either way the pool is replaced: postgres.js 3.4.9 keeps a statement lost with its
+   * connection as the one in progress, so when the next connection is refused with an error
+   * (53300), it waits for an answer to that statement that never comes, and reconnects at once, in
+   * a loop.
    */
-  private learn(sql: postgres.Sql, error: unknown, probe: boolean): void {
+  private learn(sql: postgres.Sql, error: unknown, probe: boolean, connecting = false): void {
     if (error !== null && databaseDown(error)) {
       this.replace(sql);
-      this.breaker.failed(error);
+      if (connecting) this.breaker.failed(error);
+      else if (probe) this.breaker.withdrawn();
     } else if (error === null || probe || this.breaker.down) this.breaker.ok();
   }
 
@@ -133,7 +137,7 @@ export class Pool {
       reserving.then(
         (c) => c.release(),
         (e) => {
-          if (ours) this.learn(sql, driverError(e), false);
+          if (ours) this.learn(sql, driverError(e), false, true);
         },
       );
       if (ours) {
@@ -141,7 +145,7 @@ export class Pool {
         throw ours;
       }
       const failure = driverError(error);
-      this.learn(sql, failure, probe);
+      this.learn(sql, failure, probe, true);
       throw failure;
     } finally {
       clearTimeout(timer);
@@ -241,7 +245,7 @@ export class Pool {
       }
       const failure = driverError(error);
       span?.end(failure);
-      this.learn(sql, failure, probe);
+      this.learn(sql, failure, probe, pending.state === undefined);
       throw failure;
     } finally {
       clearTimeout(timer);
