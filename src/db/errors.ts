@@ -56,3 +56,13 @@ export function databaseDown(error: unknown): boolean {
   const code = (error.original as { code?: unknown } | null)?.code;
   return code !== '57014';
 }
+
+/** Codes a connection fails with only while it opens: refused, unreachable, timed out, too many clients, the server starting. */
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', '53300', '57P03']);
+
+/** A connection could not be opened (as opposed to an open one lost). */
+export function connectFailed(error: unknown): boolean {
+  if (!(error instanceof DatabaseUnavailableError)) return false;
+  const code = (error.original as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && CONNECT_CODES.has(code);
+}

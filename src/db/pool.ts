@@ -2,7 +2,7 @@ import postgres from 'postgres';
 import { statementSpan } from '../ops/trace.js';
 import { Breaker } from './breaker.js';
 import { DatabaseUnavailableError } from './db.js';
-import { connectionLost, databaseDown, driverError } from './errors.js';
+import { connectFailed, connectionLost, databaseDown, driverError } from './errors.js';
 import { driverTypes } from './types.js';
 
 export interface PoolOptions {
@@ -73,6 +73,8 @@ export class Pool {
   readonly breaker: Breaker;
   /** Statements and reservations waiting for a connection: each fails at once when the database is found down. */
   private readonly waiting = new Set<() => void>();
+  /** postgres.js instances that have answered a statement: a failure on one that never has is a failure to connect. */
+  private readonly answered = new WeakSet<postgres.Sql>();
 
   constructor(private readonly options: PoolOptions) {
     if (!guarded) process.on('unhandledRejection', onUnhandledRejection);
@@ -97,7 +99,8 @@ export class Pool {
 
   /**
    * Tells the breaker what a statement's end on `sql` said about the database. A connection that
-   * could not be opened (`connecting`: the statement was never sent) makes the database down; an
+   * could not be opened (`connecting`: the statement was never sent, the error is one of opening a
+   * connection, connectFailed(), or the pool has never had an answer) makes the database down; an
    * open connection lost says nothing yet about the next one (one server process ended, a proxy
    * restarted). Either way the pool is replaced: postgres.js 3.4.9 keeps a statement lost with its
    * connection as the one in progress, so when the next connection is refused with an error
@@ -105,9 +108,10 @@ export class Pool {
    * a loop.
    */
   private learn(sql: postgres.Sql, error: unknown, probe: boolean, connecting = false): void {
+    if (error === null) this.answered.add(sql);
     if (error !== null && databaseDown(error)) {
       this.replace(sql);
-      if (connecting) this.breaker.failed(error);
+      if (connecting || connectFailed(error) || !this.answered.has(sql)) this.breaker.failed(error);
       else if (probe) this.breaker.withdrawn();
     } else if (error === null || probe || this.breaker.down) this.breaker.ok();
   }
