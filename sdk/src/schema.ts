@@ -2159,7 +2159,7 @@ export interface components {
             ordering: "none" | "subject";
             /** @description true: while the service's tracing is on, each request to this endpoint carries a W3C traceparent header, the context of its attempt's span, so the receiver's own spans join the trace; false: none is sent. */
             propagateTrace: boolean;
-            disabledReason: ("manual" | "auto") | null;
+            disabledReason: ("manual" | "auto" | "gone") | null;
             throttle: {
                 /**
                  * @description Attempts a worker lets this endpoint have in flight at once now.
@@ -6639,7 +6639,7 @@ export interface operations {
                         ordering: "none" | "subject";
                         /** @description true: while the service's tracing is on, each request to this endpoint carries a W3C traceparent header, the context of its attempt's span, so the receiver's own spans join the trace; false: none is sent. */
                         propagateTrace: boolean;
-                        disabledReason: ("manual" | "auto") | null;
+                        disabledReason: ("manual" | "auto" | "gone") | null;
                         throttle: {
                             /**
                              * @description Attempts a worker lets this endpoint have in flight at once now.
@@ -11698,7 +11698,7 @@ export interface operations {
                         ordering: "none" | "subject";
                         /** @description true: while the service's tracing is on, each request to this endpoint carries a W3C traceparent header, the context of its attempt's span, so the receiver's own spans join the trace; false: none is sent. */
                         propagateTrace: boolean;
-                        disabledReason: ("manual" | "auto") | null;
+                        disabledReason: ("manual" | "auto" | "gone") | null;
                         throttle: {
                             /**
                              * @description Attempts a worker lets this endpoint have in flight at once now.
