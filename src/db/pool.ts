@@ -198,8 +198,9 @@ export class Pool {
     return { busy: Math.min(this.inUse, this.options.max), waiting: Math.max(0, this.inUse - this.options.max), max: this.options.max };
   }
 
+  /** Lets statements under way finish for up to 5 s, or none while the database is known down (a stop in an outage). */
   async close(): Promise<void> {
-    await this.sql.end({ timeout: 5 });
+    await this.sql.end({ timeout: this.breaker.down ? 0 : 5 });
   }
 
   /** `text` is the statement's, without its values: what its span shows when tracing is on (ops/trace.ts). */
