@@ -26,10 +26,9 @@ import {
   RotatedSecret,
   TestEventSent,
   checkSubscriptions,
-  checkUrl,
   endpointInactive,
 } from './schemas.js';
-import { checkTarget } from './target.js';
+import { checkTarget, checkUrl } from './target.js';
 import { checkRoute, kindOf, sealUrl, type Route } from './destination.js';
 import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, lockEndpoint, rotateSecret, toView, updateEndpoint } from './store.js';
 

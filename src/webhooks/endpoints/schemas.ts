@@ -8,8 +8,6 @@ import { PageQuery } from '../../http/pagination.js';
 import { StringMap } from '../../http/string-map.js';
 import { subscriptionPatterns } from '../../events/patterns.js';
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MAX_HEADERS, MAX_HEADER_NAME_LENGTH, MAX_HEADER_VALUE_LENGTH } from './headers.js';
-import { HTTPS_ONLY } from './target.js';
-import { REDACTED, kindOfProtocol } from './destination.js';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -255,38 +253,6 @@ export function checkSubscriptions(entries: string[]): string[] {
     );
   }
   return [...new Set(entries)];
-}
-
-/**
- * Endpoint URLs must be https:// (DESIGN "Webhook endpoints"), or name a broker (amqp://, amqps://,
- * nats://, tls://, DESIGN "Destinations"); http:// only where private targets are allowed for local
- * development. Credentials are refused in an https:// URL (a receiver's credential goes in
- * `headers`), and allowed in a broker's, which the store seals and shows redacted; a redacted one
- * (`***`) cannot be sent back. Which addresses the host has is checked by checkTarget, and again
- * when connecting.
- */
-export function checkUrl(text: string, allowHttp: boolean): string {
-  const fail = (why: string) => validation(`Invalid url: ${why}.`, [{ path: 'body.url', message: why }]);
-  // The WHATWG parser forgives what it then rewrites (spaces, `https:///x`, backslashes); the URL
-  // is stored as given, so it must already be in the plain form the sender will read the same way.
-  if (/[\s\u0000-\u001f\u007f]/.test(text)) throw fail('must not contain spaces or control characters');
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw fail('not an absolute URL');
-  }
-  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/\\]/i.test(text)) throw fail('must be of the form https://host/path');
-  const kind = kindOfProtocol(url.protocol);
-  if (kind === null || (url.protocol === 'http:' && !allowHttp)) {
-    throw fail(allowHttp ? 'must start with https://, http://, amqp://, amqps://, nats:// or tls://' : HTTPS_ONLY);
-  }
-  if (!url.hostname) throw fail('has no host');
-  if (kind === 'http' && (url.username || url.password)) throw fail('must not contain a user name or password (send a credential in headers)');
-  if (url.password === REDACTED || (kind === 'nats' && !url.password && url.username === REDACTED)) {
-    throw fail('carries a redacted password (***): send the whole URL with its password, or leave url out');
-  }
-  return text;
 }
 
 /** 409 for a ping or replay to an endpoint that cannot send; the message says how to fix it. */

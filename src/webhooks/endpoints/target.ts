@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { validation } from '../../http/errors.js';
 import { classifyAddress } from '../engine/ssrf.js';
+import { REDACTED, kindOfProtocol } from './destination.js';
 
 /** How long creating or changing an endpoint waits for its host's addresses. */
 export const RESOLVE_TIMEOUT_MS = 2000;
@@ -48,3 +49,35 @@ export async function checkTarget(url: string, allowPrivateTargets: boolean): Pr
 
 /** Why http:// is refused, naming the setting that allows it. */
 export const HTTPS_ONLY = `must start with https:// (or amqp://, amqps://, nats://, tls:// for a broker; http:// needs ${SETTING}=1, for local development only)`;
+
+/**
+ * Endpoint URLs must be https:// (DESIGN "Webhook endpoints"), or name a broker (amqp://, amqps://,
+ * nats://, tls://, DESIGN "Destinations"); http:// only where private targets are allowed for local
+ * development. Credentials are refused in an https:// URL (a receiver's credential goes in
+ * `headers`), and allowed in a broker's, which the store seals and shows redacted; a redacted one
+ * (`***`) cannot be sent back. Which addresses the host has is checked by checkTarget, and again
+ * when connecting.
+ */
+export function checkUrl(text: string, allowHttp: boolean): string {
+  const fail = (why: string) => validation(`Invalid url: ${why}.`, [{ path: 'body.url', message: why }]);
+  // The WHATWG parser forgives what it then rewrites (spaces, `https:///x`, backslashes); the URL
+  // is stored as given, so it must already be in the plain form the sender will read the same way.
+  if (/[\s\u0000-\u001f\u007f]/.test(text)) throw fail('must not contain spaces or control characters');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw fail('not an absolute URL');
+  }
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/\\]/i.test(text)) throw fail('must be of the form https://host/path');
+  const kind = kindOfProtocol(url.protocol);
+  if (kind === null || (url.protocol === 'http:' && !allowHttp)) {
+    throw fail(allowHttp ? 'must start with https://, http://, amqp://, amqps://, nats:// or tls://' : HTTPS_ONLY);
+  }
+  if (!url.hostname) throw fail('has no host');
+  if (kind === 'http' && (url.username || url.password)) throw fail('must not contain a user name or password (send a credential in headers)');
+  if (url.password === REDACTED || (kind === 'nats' && !url.password && url.username === REDACTED)) {
+    throw fail('carries a redacted password (***): send the whole URL with its password, or leave url out');
+  }
+  return text;
+}
