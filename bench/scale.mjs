@@ -45,10 +45,10 @@ async function sampleEvents(db, tenants, count) {
   const out = [];
   for (let i = 0; i < count; i++) {
     const at = new Date(Date.now() - (2 * 3_600_000 + next() * (DAYS - 1) * 86_400_000));
-    const [row] = await db.query('SELECT id, workspace_id FROM events WHERE id >= $1 AND id < $2 AND workspace_id = ANY ($3) ORDER BY id LIMIT 1', [
+    const [row] = await db.query('SELECT id, workspace_id FROM events WHERE id >= $1 AND id < $2 AND workspace_id = ANY ($3::text[]) ORDER BY id LIMIT 1', [
       idTimePrefix('evt', at),
       'evt_~',
-      ids,
+      `{${ids.join(',')}}`,
     ]);
     if (row) out.push({ id: row.id, workspaceId: row.workspace_id, apiKey: keyOf.get(row.workspace_id) });
   }
@@ -154,8 +154,8 @@ async function sizes(c) {
   const tables = ['events', 'webhook_deliveries', 'webhook_delivery_attempts', 'webhook_endpoint_stats', 'webhook_endpoint_stats_hourly', 'webhook_endpoint_stats_6h'];
   const rows = await c.query(
     `SELECT relname AS name, pg_total_relation_size(c.oid) AS total, pg_relation_size(c.oid) AS heap, reltuples::bigint AS rows
-       FROM pg_class c WHERE relname = ANY ($1) AND relnamespace = current_schema()::regnamespace ORDER BY relname`,
-    [tables],
+       FROM pg_class c WHERE relname = ANY ($1::text[]) AND relnamespace = current_schema()::regnamespace ORDER BY relname`,
+    [`{${tables.join(',')}}`],
   );
   return rows.rows.map((r) => ({ name: r.name, rows: Number(r.rows), totalMb: Number(r.total) / 2 ** 20, heapMb: Number(r.heap) / 2 ** 20 }));
 }
