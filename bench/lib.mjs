@@ -15,12 +15,21 @@ export const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127
  * One connection for statements of the benchmark's own (seeding, EXPLAIN, sessions with BEGIN or
  * PREPARE), without the service's settings: `query` answers `{ rows }`.
  */
+/** Without fetched types postgres.js cannot send a JavaScript array: it goes as an array literal. */
+const asParameter = (value) =>
+  Array.isArray(value) ? `{${value.map((v) => (v === null ? 'NULL' : `"${String(v).replace(/["\\]/g, '\\$&')}"`)).join(',')}}` : value;
+
 export function sqlClient(url) {
   const sql = postgres(url, { max: 1, onnotice: () => {}, fetch_types: false, max_lifetime: null });
   return {
     connect: async () => {},
-    query: async (text, params = []) => ({ rows: [...(await sql.unsafe(text, params))] }),
+    query: async (text, params = []) => ({ rows: [...(await sql.unsafe(text, params.map(asParameter)))] }),
     end: () => sql.end({ timeout: 5 }),
+    /** A string as an SQL literal, for statements that cannot take parameters (EXECUTE, as node-postgres's escapeLiteral). */
+    escapeLiteral: (text) => {
+      const quoted = `'${text.replace(/'/g, "''")}'`;
+      return text.includes('\\') ? ` E${quoted.replace(/\\/g, '\\\\')}` : quoted;
+    },
   };
 }
 
