@@ -3,7 +3,7 @@ import { parseTraceParent } from '@opentelemetry/core';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ConsoleSpanExporter, NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { ConfigError } from '../../config.js';
-import type { AttemptResult, AttemptSubject, Ending, Tracing } from '../trace.js';
+import type { AttemptResult, AttemptSubject, Ending, Tracing } from '../trace-types.js';
 import { failSpan } from './fail.js';
 import { registerRequestSpans } from './requests.js';
 
