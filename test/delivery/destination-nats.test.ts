@@ -57,7 +57,7 @@ describe('NATS JetStream destination', () => {
       const [delivery] = await deliveriesOf(t, ep.id);
       expect(delivery.status).toBe('success');
       // The delivery attempted again as after a lost outcome (a worker stopped before writing it): same webhook-id.
-      await t.ctx.db.query("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), delivered_at = NULL WHERE id = $1", [delivery.id]);
+      await t.ctx.db.query("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now() - interval '1 second', delivered_at = NULL WHERE id = $1", [delivery.id]);
       expect(await testWorker(t).runDue()).toBe(1);
       const [again] = await deliveriesOf(t, ep.id);
       expect(again).toMatchObject({ status: 'success', attempt: 2 });
