@@ -164,7 +164,7 @@ export class Pool {
     const send = async <T>(text: string, values: (string | null)[], deadline: number, options: postgres.UnsafeQueryOptions = {}) => {
       if (held.lost) throw held.lost;
       try {
-        return await this.answer<T>(sql, connection.unsafe(text, values, { ...options, prepare: values.length > 0 }) as Pending, deadline, text);
+        return await this.answer<T>(sql, connection.unsafe(text, values, { ...options, prepare: values.length > 0 }) as Pending, deadline, text, false, true);
       } catch (error) {
         if (connectionLost(error)) held.lost ??= error;
         throw error;
@@ -204,7 +204,7 @@ export class Pool {
   }
 
   /** `text` is the statement's, without its values: what its span shows when tracing is on (ops/trace.ts). */
-  private async answer<T>(sql: postgres.Sql, pending: Pending, deadlineMs: number, text: string, probe = false): Promise<T[]> {
+  private async answer<T>(sql: postgres.Sql, pending: Pending, deadlineMs: number, text: string, probe = false, reserved = false): Promise<T[]> {
     this.inUse++;
     const span = statementSpan(text);
     let timer: NodeJS.Timeout | undefined;
@@ -250,7 +250,9 @@ export class Pool {
       }
       const failure = driverError(error);
       span?.end(failure);
-      this.learn(sql, failure, probe, pending.state === undefined);
+      // A statement never sent on a pooled connection was waiting for one to open; on a reserved
+      // connection (open already) it only met the connection's loss.
+      this.learn(sql, failure, probe, !reserved && pending.state === undefined);
       throw failure;
     } finally {
       clearTimeout(timer);
