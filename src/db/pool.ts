@@ -107,11 +107,11 @@ export class Pool {
    * (53300), it waits for an answer to that statement that never comes, and reconnects at once, in
    * a loop.
    */
-  private learn(sql: postgres.Sql, error: unknown, probe: boolean, connecting = false): void {
+  private learn(sql: postgres.Sql, error: unknown, probe: boolean, connecting = false, reserved = false): void {
     if (error === null) this.answered.add(sql);
     if (error !== null && databaseDown(error)) {
       this.replace(sql);
-      if (connecting || connectFailed(error) || !this.answered.has(sql)) this.breaker.failed(error);
+      if (connecting || connectFailed(error) || (!reserved && !this.answered.has(sql))) this.breaker.failed(error);
       else if (probe) this.breaker.withdrawn();
     } else if (error === null || probe || this.breaker.down) this.breaker.ok();
   }
@@ -252,7 +252,7 @@ export class Pool {
       span?.end(failure);
       // A statement never sent on a pooled connection was waiting for one to open; on a reserved
       // connection (open already) it only met the connection's loss.
-      this.learn(sql, failure, probe, !reserved && pending.state === undefined);
+      this.learn(sql, failure, probe, !reserved && pending.state === undefined, reserved);
       throw failure;
     } finally {
       clearTimeout(timer);
