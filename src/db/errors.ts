@@ -1,6 +1,12 @@
 import { DatabaseUnavailableError } from './db.js';
 
-const SQLSTATE = /^[0-9A-Z]{5}$/;
+/** Node's own error codes (EPIPE, ECONNRESET, ...) and postgres.js's (CONNECT_TIMEOUT, CONNECTION_CLOSED). */
+const CLIENT_CODE = /^(E[A-Z]+|CONNECT\w*)$/;
+
+/** A SQLSTATE, the server's answer; no class begins with E, so EPIPE or EPERM are the client's. */
+function sqlState(code: unknown): code is string {
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !CLIENT_CODE.test(code);
+}
 
 /**
  * SQLSTATEs that mean the database did not answer rather than refused a statement: connection
@@ -21,14 +27,14 @@ export function driverError(error: unknown): unknown {
   const e = error as Record<string, unknown> | null;
   if (!e || typeof e !== 'object') return error;
   const code = typeof e.code === 'string' ? e.code : '';
-  if (SQLSTATE.test(code)) {
+  if (sqlState(code)) {
     if (unavailableState(code)) return new DatabaseUnavailableError(String(e.message ?? code), error);
     e.constraint ??= e.constraint_name;
     e.table ??= e.table_name;
     e.column ??= e.column_name;
     return error;
   }
-  if (/^(E[A-Z]+|CONNECT\w*)$/.test(code)) {
+  if (CLIENT_CODE.test(code)) {
     return new DatabaseUnavailableError(code || String(e.message), error);
   }
   return error;
@@ -37,14 +43,14 @@ export function driverError(error: unknown): unknown {
 /** An error the server answered with (a SQLSTATE) on a connection that still works. */
 export function refusedByServer(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
-  return typeof code === 'string' && SQLSTATE.test(code) && !unavailableState(code);
+  return sqlState(code) && !unavailableState(code);
 }
 
 /** The connection itself failed (lost, reset, or silent past the time-out), as opposed to a statement the server refused. */
 export function connectionLost(error: unknown): boolean {
   if (!(error instanceof DatabaseUnavailableError)) return false;
   const code = (error.original as { code?: unknown } | null)?.code;
-  return typeof code !== 'string' || !SQLSTATE.test(code) || (code.startsWith('08') && code !== '08P01');
+  return !sqlState(code) || (code.startsWith('08') && code !== '08P01');
 }
 
 /**
