@@ -1,7 +1,8 @@
 // Scenario 2: POST /v1/products with 3 subscribed endpoints: events and delivery rows committed per second.
+import { availableParallelism } from 'node:os';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
-import { round, runAutocannonOk } from './lib.mjs';
+import { cpuSeconds, idleSeconds, postgresCpuSeconds, round, runAutocannonOk } from './lib.mjs';
 import { MASTER_KEY, startService } from './service.mjs';
 
 export async function ingest(target, seeded, { duration }) {
@@ -28,19 +29,24 @@ export async function ingest(target, seeded, { duration }) {
   // Like every scenario, measured warm: two seconds of the same load first, not counted.
   await load(2);
   const before = await counts();
+  const cpu = () => ({ service: cpuSeconds(service.child.pid), postgres: postgresCpuSeconds(), idle: idleSeconds() });
+  const cpuBefore = cpu();
   const result = await load(duration);
+  const cpuAfter = cpu();
   const rss = service.peakRssMb();
   await service.stop();
   const after = await counts();
   const events = after.events - before.events;
   const deliveries = after.deliveries - before.deliveries;
   const seconds = result.duration;
+  const perEvent = (side) => round(((cpuAfter[side] - cpuBefore[side]) * 1e6) / events, 0);
+  const idle = (cpuAfter.idle - cpuBefore.idle) / (seconds * availableParallelism());
   return {
     name: 'Ingest (POST /v1/products, 3 subscribed endpoints, 50 connections)',
     value: round(events / seconds, 0),
     unit: 'events/s',
     p99Ms: result.latency.p99,
-    extra: `${round(deliveries / seconds, 0)} delivery rows/s`,
+    extra: `${round(deliveries / seconds, 0)} delivery rows/s; CPU per event: service ${perEvent('service')} µs, PostgreSQL ${perEvent('postgres')} µs; cores idle ${round(100 * idle, 0)}% of the time`,
     target: '>= 3000 events/s',
     pass: events / seconds >= 3000,
     peakRssMb: rss,
