@@ -28,7 +28,7 @@ export interface Change {
   values?: Record<string, unknown>;
   /** CTEs it needs ahead of it (`name AS (...)`): a data-modifying statement cannot hold a WITH inside another WITH. */
   before?: string;
-  /** The columns of `input` it reads besides the events', as jsonb_to_recordset lists them (`name text, ...`). */
+  /** The columns of `input` it reads besides the events' (named apart from them), as jsonb_to_recordset lists them (`name text, ...`). */
   columns?: string;
 }
 
@@ -55,7 +55,6 @@ function inputRows(write: Write): Record<string, unknown>[] {
     let batch = batches.get(event.workspaceId);
     if (batch === undefined) batches.set(event.workspaceId, (batch = newId('evb', event.createdAt)));
     const row: Record<string, unknown> = {
-      ...values,
       event_id: event.id,
       workspace_id: event.workspaceId,
       event_type: event.type,
@@ -70,7 +69,8 @@ function inputRows(write: Write): Record<string, unknown>[] {
     // Only while tracing is on: otherwise the input is what it always was.
     const kept = input.trace === undefined ? trace : input.trace;
     if (kept !== null) row.trace_context = kept;
-    return row;
+    // Added after the event's fields rather than spread ahead of them: V8 builds such a row many times faster.
+    return values === undefined ? row : Object.assign(row, values);
   });
 }
 
@@ -106,7 +106,11 @@ function statement(change: Change | null, handOff: boolean, notify: boolean): st
 
 type WithFanOut<Row> = Row & { fanout: FanOutResult | null };
 
+/** The names of the event's columns of `input`, which a change's own columns must not take. */
+const EVENT_NAMES = new Set(EVENT_COLUMNS.split(', ').map((column) => column.split(' ')[0]));
+
 function parameters(write: Write, rows: Record<string, unknown>[], extra: Record<string, unknown>): Record<string, unknown> {
+  for (const name of Object.keys(write.events[0]?.values ?? {})) if (EVENT_NAMES.has(name)) throw new Error(`${name} is a column of the event's in input`);
   const own = { input: JSON.stringify(rows), ...extra };
   for (const name of Object.keys(own)) if (write.change?.values && name in write.change.values) throw new Error(`:${name} is the outbox's own parameter`);
   return { ...write.change?.values, ...own };
