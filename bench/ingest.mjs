@@ -30,8 +30,11 @@ export async function ingest(target, seeded, { duration }) {
   await load(2);
   const before = await counts();
   const cpu = () => ({ service: cpuSeconds(service.child.pid), postgres: postgresCpuSeconds(), idle: idleSeconds() });
+  const wal = async () => BigInt((await seeded.db.query("SELECT (pg_current_wal_lsn() - '0/0')::text AS at"))[0].at);
   const cpuBefore = cpu();
+  const walBefore = await wal();
   const result = await load(duration);
+  const walAfter = await wal();
   const cpuAfter = cpu();
   const rss = service.peakRssMb();
   await service.stop();
@@ -46,7 +49,7 @@ export async function ingest(target, seeded, { duration }) {
     value: round(events / seconds, 0),
     unit: 'events/s',
     p99Ms: result.latency.p99,
-    extra: `${round(deliveries / seconds, 0)} delivery rows/s; CPU per event: service ${perEvent('service')} µs, PostgreSQL ${perEvent('postgres')} µs; cores idle ${round(100 * idle, 0)}% of the time`,
+    extra: `${round(deliveries / seconds, 0)} delivery rows/s; CPU per event: service ${perEvent('service')} µs, PostgreSQL ${perEvent('postgres')} µs; WAL ${round(Number(walAfter - walBefore) / events, 0)} bytes per event; cores idle ${round(100 * idle, 0)}% of the time`,
     target: '>= 3000 events/s',
     pass: events / seconds >= 3000,
     peakRssMb: rss,
