@@ -30,13 +30,13 @@ describe('hostile input', () => {
 
   /** Sends one request and checks the envelope and an unchanged database; returns the error. */
   async function refused(options: InjectOptions, status?: number, code?: string): Promise<Envelope> {
-    const before = await snapshot(t.ctx.db, t.ctx.sequencer);
+    const before = await snapshot(t.ctx);
     const res: LightMyRequestResponse = await t.app.inject(options);
     const label = `${options.method} ${String(options.url).slice(0, 120)}`;
     const error = expectEnvelope(res.statusCode, res.headers, res.body, label);
     if (status !== undefined) expect(res.statusCode, `${label}: ${res.body}`).toBe(status);
     if (code !== undefined) expect(error.code, label).toBe(code);
-    expect(await snapshot(t.ctx.db, t.ctx.sequencer), label).toEqual(before);
+    expect(await snapshot(t.ctx), label).toEqual(before);
     return error;
   }
 
@@ -62,14 +62,14 @@ describe('hostile input', () => {
       let body = `${first.length.toString(16)}\r\n${first}\r\n`;
       for (let i = 1; i < chunks; i++) body += `${chunk.length.toString(16)}\r\n${chunk}\r\n`;
       body += '0\r\n\r\n';
-      const before = await snapshot(t.ctx.db, t.ctx.sequencer);
+      const before = await snapshot(t.ctx);
       const res = await rawRequest(
         port,
         `POST /v1/products HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body}`,
       );
       expect(expectEnvelope(res.status, res.headers, res.body).code).toBe('PAYLOAD_TOO_LARGE');
       expect(res.status).toBe(413);
-      expect(await snapshot(t.ctx.db, t.ctx.sequencer)).toEqual(before);
+      expect(await snapshot(t.ctx)).toEqual(before);
     });
 
     it('refuses bodies that are not application/json with 415', async () => {
@@ -374,11 +374,11 @@ describe('hostile input', () => {
     const request = (lines: string[], body = '') => `${lines.join('\r\n')}\r\n\r\n${body}`;
 
     async function rawRefused(text: string | Buffer, status?: number) {
-      const before = await snapshot(t.ctx.db, t.ctx.sequencer);
+      const before = await snapshot(t.ctx);
       const res = await rawRequest(port, text);
       const error = expectEnvelope(res.status, res.headers, res.body, String(text).slice(0, 80));
       if (status !== undefined) expect(res.status).toBe(status);
-      expect(await snapshot(t.ctx.db, t.ctx.sequencer)).toEqual(before);
+      expect(await snapshot(t.ctx)).toEqual(before);
       return { res, error };
     }
 

@@ -56,10 +56,10 @@ describe('idempotency keys', () => {
     const deliveries = await count('webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.subject_id = $1', [product.id]);
     expect([events, deliveries]).toEqual([1, 1]);
 
-    const before = await snapshot(t.ctx.db, t.ctx.sequencer);
+    const before = await snapshot(t.ctx);
     for (let i = 0; i < 3; i++) expectReplay(await post('/v1/products', body, key), first);
     // Not a row of any table changed: no product, no event, no delivery, no stored response.
-    expect(await snapshot(t.ctx.db, t.ctx.sequencer)).toEqual(before);
+    expect(await snapshot(t.ctx)).toEqual(before);
     expect(await productsNamed('Replayed hat')).toBe(1);
   });
 
@@ -67,7 +67,7 @@ describe('idempotency keys', () => {
     const key = newKey();
     const first = await post('/v1/products', { name: 'Mismatched' }, key);
     ok(first, 201);
-    const before = await snapshot(t.ctx.db, t.ctx.sequencer);
+    const before = await snapshot(t.ctx);
     for (const [url, body] of [
       ['/v1/products', { name: 'Mismatched', description: 'another body' }],
       ['/v1/products', { name: 'Other' }],
@@ -79,7 +79,7 @@ describe('idempotency keys', () => {
       const error = expectError(await post(url, body, key), 422, 'IDEMPOTENCY_MISMATCH');
       expect(error.message).toContain('another method, path or body');
     }
-    expect(await snapshot(t.ctx.db, t.ctx.sequencer)).toEqual(before);
+    expect(await snapshot(t.ctx)).toEqual(before);
     expectReplay(await post('/v1/products', { name: 'Mismatched' }, key), first);
     // Spacing is not part of the body; the order of its fields is.
     const spaced = await t.app.inject({
@@ -238,12 +238,12 @@ describe('idempotency keys', () => {
   });
 
   it('refuses an empty, too long or non-printable key with 400 VALIDATION naming the header, and runs nothing', async () => {
-    const before = await snapshot(t.ctx.db, t.ctx.sequencer);
+    const before = await snapshot(t.ctx);
     for (const bad of ['', 'k'.repeat(256), 'tab\there', 'bell\u0007', 'del\u007f', 'caf\u00e9', '\u00ff']) {
       const error = expectError(await post('/v1/products', { name: 'Bad key' }, bad), 400, 'VALIDATION');
       expect(error.details?.[0]?.path, JSON.stringify(bad)).toBe('header.idempotency-key');
     }
-    expect(await snapshot(t.ctx.db, t.ctx.sequencer)).toEqual(before);
+    expect(await snapshot(t.ctx)).toEqual(before);
     for (const good of ['k'.repeat(255), 'a key with spaces ~!@#$%^&*()', '1']) {
       ok(await post('/v1/products', { name: 'Good key' }, good), 201);
     }

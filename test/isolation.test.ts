@@ -64,8 +64,9 @@ describe('workspace isolation', () => {
   let secrets: string[] = [];
   let before: Record<string, string[]>;
 
-  /** Every row of the first workspace, in every table that has a workspace_id, as JSON text. */
+  /** Every row of the first workspace, in every table that has a workspace_id, as JSON text (batches of events positioned first). */
   async function snapshot(): Promise<Record<string, string[]>> {
+    await t.ctx.sequencer.settled();
     const tables = await t.ctx.db.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.columns WHERE column_name = 'workspace_id' AND table_schema = current_schema() ORDER BY 1",
     );

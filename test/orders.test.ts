@@ -101,7 +101,7 @@ describe('orders', () => {
       { lines: [{ productId: hat, quantity: 1 }, { productId: products.dollar, quantity: 1 }], path: 'lineItems[1].productId', says: 'priced in USD' },
       { lines: [{ productId: products.huge, quantity: 10_000 }], path: 'lineItems[0].quantity', says: 'over the maximum' },
     ];
-    const before = await snapshot(t.ctx.db);
+    const before = await snapshot(t.ctx);
     for (const { lines, path, says } of cases) {
       const error = expectError(await post('/v1/orders', { lineItems: lines }), 400, 'VALIDATION');
       expect(error.message, JSON.stringify(lines)).toContain(path);
@@ -115,7 +115,7 @@ describe('orders', () => {
     // A total past what a JSON number holds exactly.
     const total = expectError(await post('/v1/orders', { lineItems: Array.from({ length: 100 }, () => ({ productId: products.huge, quantity: 100 })) }), 400, 'VALIDATION');
     expect(total.details![0].path).toBe('body.lineItems');
-    expect(await snapshot(t.ctx.db)).toEqual(before);
+    expect(await snapshot(t.ctx)).toEqual(before);
   });
 
   it('refuses malformed bodies with a 400 naming the field', async () => {
@@ -135,12 +135,12 @@ describe('orders', () => {
       [{ lineItems: [line], metadata: { a: 1 } }, 'body.metadata.a'],
       [{ lineItems: [line], status: 'paid' }, 'body.status'],
     ];
-    const before = await snapshot(t.ctx.db);
+    const before = await snapshot(t.ctx);
     for (const [body, path] of cases) {
       const error = expectError(await post('/v1/orders', body), 400, 'VALIDATION');
       expect(error.details?.[0].path, JSON.stringify(body).slice(0, 100)).toBe(path);
     }
-    expect(await snapshot(t.ctx.db)).toEqual(before);
+    expect(await snapshot(t.ctx)).toEqual(before);
   });
 
   it('changes no order when its products change or are deleted later', async () => {
@@ -166,12 +166,12 @@ describe('orders', () => {
     expect(cleared).toMatchObject({ status: 'canceled', customerEmail: null, metadata: { b: '2' } });
     expect(await eventsOf(order.id)).toEqual(['order.updated', 'order.canceled', 'order.updated', 'order.created']);
 
-    const before = await snapshot(t.ctx.db);
+    const before = await snapshot(t.ctx);
     for (const body of [{}, { status: 'paid' }, { customerEmail: 'x' }, { lineItems: [] }, { metadata: null }]) {
       expectError(await t.call(key, 'PATCH', `/v1/orders/${order.id}`, body), 400, 'VALIDATION');
     }
     expectError(await t.call(key, 'PATCH', '/v1/orders/ord_01kdvdna00hbt6qfa3na92fsmh', { metadata: {} }), 404, 'NOT_FOUND');
-    expect(await snapshot(t.ctx.db)).toEqual(before);
+    expect(await snapshot(t.ctx)).toEqual(before);
   });
 
   it('moves through every allowed transition, stamping its time and emitting its event', async () => {
@@ -202,13 +202,13 @@ describe('orders', () => {
     for (const [status, path] of Object.entries(PATHS)) {
       const order = await create({ lineItems: [{ productId: products.hat, quantity: 1 }] });
       for (const action of path) ok(await act(order.id, action));
-      const before = await snapshot(t.ctx.db);
+      const before = await snapshot(t.ctx);
       for (const [action, { from }] of Object.entries(ACTIONS)) {
         if (from.includes(status)) continue;
         const error = expectError(await act(order.id, action), 409, 'INVALID_STATE');
         expect(error.message).toBe(`Cannot ${action} order ${order.id}: its status is ${status}; ${allowed[status]}.`);
       }
-      expect(await snapshot(t.ctx.db), status).toEqual(before);
+      expect(await snapshot(t.ctx), status).toEqual(before);
     }
   });
 
@@ -273,26 +273,26 @@ describe('orders', () => {
     const order = await create({ lineItems: [{ productId: products.hat, quantity: 1 }] });
     expect(ok(await t.call(viewer, 'GET', `/v1/workspaces/${ws}/orders/${order.id}`)).id).toBe(order.id);
     expect(ok(await t.call(viewer, 'GET', '/v1/orders', undefined, { 'service-workspace-id': ws })).data.length).toBeGreaterThan(0);
-    const before = await snapshot(t.ctx.db);
+    const before = await snapshot(t.ctx);
     const refusals = [
       await t.call(viewer, 'POST', `/v1/workspaces/${ws}/orders`, { lineItems: [{ productId: products.hat, quantity: 1 }] }),
       await t.call(viewer, 'PATCH', `/v1/workspaces/${ws}/orders/${order.id}`, { metadata: {} }),
       ...(await Promise.all(Object.keys(ACTIONS).map((a) => t.call(viewer, 'POST', `/v1/workspaces/${ws}/orders/${order.id}/${a}`)))),
     ];
     for (const res of refusals) expect(expectError(res, 403, 'FORBIDDEN').message).toContain('workspace:orders:write');
-    expect(await snapshot(t.ctx.db)).toEqual(before);
+    expect(await snapshot(t.ctx)).toEqual(before);
     ok(await t.call(admin, 'POST', `/v1/workspaces/${ws}/orders/${order.id}/pay`));
   });
 
   it("answers 404 for another workspace's order and lists none of them", async () => {
     const order = await create({ lineItems: [{ productId: products.hat, quantity: 1 }] });
     const other = t.demo.workspaces[1].apiKey;
-    const before = await snapshot(t.ctx.db);
+    const before = await snapshot(t.ctx);
     expectError(await t.call(other, 'GET', `/v1/orders/${order.id}`), 404, 'NOT_FOUND');
     expectError(await t.call(other, 'PATCH', `/v1/orders/${order.id}`, { metadata: {} }), 404, 'NOT_FOUND');
     for (const action of Object.keys(ACTIONS)) expectError(await act(order.id, action, other), 404, 'NOT_FOUND');
     expect(ok(await t.call(other, 'GET', '/v1/orders?expand=lineItems')).data).toEqual([]);
-    expect(await snapshot(t.ctx.db)).toEqual(before);
+    expect(await snapshot(t.ctx)).toEqual(before);
   });
 });
 

@@ -119,7 +119,7 @@ describe('secrets in logs and at rest', () => {
   });
 
   it('stores no credential or signing secret in clear in any table', async () => {
-    const rows = JSON.stringify(await snapshot(t.ctx.db));
+    const rows = JSON.stringify(await snapshot(t.ctx));
     expect(rows.length).toBeGreaterThan(1000);
     for (const secret of secrets) {
       expect(rows).not.toContain(secret.replace(/^(svc_(sk|pat)_(test_)?|whsec_)/, '').slice(0, 24));

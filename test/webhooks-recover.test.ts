@@ -124,7 +124,7 @@ describe('bulk recovery of webhook deliveries', () => {
     });
 
     it('counts in a dry run, by status, changing nothing', async () => {
-      const before = await snapshot(t.ctx.db);
+      const before = await snapshot(t.ctx);
       const res = await recover(endpoint.id, { since, until, dryRun: true });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toEqual({ object: 'webhook_recovery', dryRun: true, endpointId: endpoint.id, since, until, statuses: ['failed', 'disabled'], count: 3 });
@@ -133,7 +133,7 @@ describe('bulk recovery of webhook deliveries', () => {
       // Without until, the window runs to now and takes in the later failure too; the workspace mount answers alike.
       const open = await t.call(key, 'POST', `/v1/workspaces/${ws}/webhooks/endpoints/${endpoint.id}/recover`, { since, dryRun: true });
       expect(open.json()).toMatchObject({ count: 4, until: clock.now().toISOString() });
-      expect(await snapshot(t.ctx.db)).toEqual(before);
+      expect(await snapshot(t.ctx)).toEqual(before);
     });
 
     it('replays exactly the failed and disabled deliveries of the window, with replayOf, sent once each', async () => {
@@ -219,17 +219,17 @@ describe('bulk recovery of webhook deliveries', () => {
       const paused = await addEndpoint(t, `${receiver.url}/paused`);
       await seed(paused.id, 2);
       expect((await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${paused.id}`, { active: false })).statusCode).toBe(200);
-      const before = await snapshot(t.ctx.db);
+      const before = await snapshot(t.ctx);
       for (const dryRun of [true, false]) {
         const error = expectError(await recover(paused.id, { since: since(), dryRun }), 409, 'ENDPOINT_INACTIVE');
         expect(error.message).toContain('paused');
       }
-      expect(await snapshot(t.ctx.db)).toEqual(before);
+      expect(await snapshot(t.ctx)).toEqual(before);
     });
 
     it('is a 400 VALIDATION for a reversed window, one longer than the retention, or a bad body, changing nothing', async () => {
       const now = clock.now().getTime();
-      const before = await snapshot(t.ctx.db);
+      const before = await snapshot(t.ctx);
       const reversed = expectError(await recover(endpoint.id, { since: since(), until: new Date(now - 2 * HOUR).toISOString() }), 400, 'VALIDATION');
       expect(reversed.details).toEqual([{ path: 'body.until', message: 'must not be before since' }]);
       const long = expectError(await recover(endpoint.id, { since: new Date(now - 31 * DAY).toISOString(), dryRun: true }), 400, 'VALIDATION');
@@ -248,13 +248,13 @@ describe('bulk recovery of webhook deliveries', () => {
       ]) {
         expectError(await recover(endpoint.id, body), 400, 'VALIDATION');
       }
-      expect(await snapshot(t.ctx.db)).toEqual(before);
+      expect(await snapshot(t.ctx)).toEqual(before);
     });
 
     it("is a 404 for another workspace's endpoint or recovery, and for ids of the wrong shape", async () => {
       const other = t.demo.workspaces[1].apiKey;
       const [recovery] = (await t.call(key, 'GET', `/v1/webhooks/endpoints/${endpoint.id}/recoveries`)).json().data;
-      const before = await snapshot(t.ctx.db);
+      const before = await snapshot(t.ctx);
       expectError(await recover(endpoint.id, { since: since() }, other), 404, 'NOT_FOUND');
       expectError(await recover(endpoint.id, { since: since(), dryRun: true }, other), 404, 'NOT_FOUND');
       expectError(await t.call(other, 'GET', `/v1/webhooks/recoveries/${recovery.id}`), 404, 'NOT_FOUND');
@@ -263,7 +263,7 @@ describe('bulk recovery of webhook deliveries', () => {
       expectError(await recover(newId('whe'), { since: since() }), 404, 'NOT_FOUND');
       expectError(await t.call(key, 'GET', `/v1/webhooks/recoveries/${newId('whr')}`), 404, 'NOT_FOUND');
       expectError(await t.call(key, 'GET', `/v1/webhooks/recoveries/${endpoint.id}`), 404, 'NOT_FOUND');
-      expect(await snapshot(t.ctx.db)).toEqual(before);
+      expect(await snapshot(t.ctx)).toEqual(before);
     });
   });
 

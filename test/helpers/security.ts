@@ -4,11 +4,11 @@ import type { Queryable } from '../../src/db/db.js';
 
 /**
  * Every row of every table of the test database, as sorted JSON text: equal snapshots, equal data.
- * With the sequencer, batches of events committed earlier get their positions first (it runs after
- * each commit, src/events/sequencer.ts), so a position given late is not taken for a change.
+ * Batches of events committed earlier get their positions first (the sequencer runs after each
+ * commit, src/events/sequencer.ts), so a position given late is not taken for a change.
  */
-export async function snapshot(db: Queryable, sequencer?: { settled(): Promise<void> }): Promise<Record<string, string[]>> {
-  await sequencer?.settled();
+export async function snapshot({ db, sequencer }: { db: Queryable; sequencer: { settled(): Promise<void> } }): Promise<Record<string, string[]>> {
+  await sequencer.settled();
   const tables = await db.query<{ name: string }>(
     `SELECT table_name AS name FROM information_schema.tables
       WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`,
