@@ -76,8 +76,11 @@ describe.skipIf(!cliBuilt())('SIGTERM during a database outage', () => {
           answers.push(res.statusCode);
         } catch (error) {
           const code = (error as { code?: string }).code;
-          // Refused: the server no longer listens, so the request never began.
-          if (code === 'ECONNREFUSED') break;
+          // Refused: the server no longer listens, so the request never began. Reset before any
+          // byte of an answer: the connection was queued for the listener, or accepted and not yet
+          // read, when the listener closed; a request the server has begun is awaited by the stop
+          // and answered, and one it dropped would show as any other error below.
+          if (code === 'ECONNREFUSED' || code === 'ECONNRESET') break;
           unanswered.push(String(code ?? error));
           break;
         }
