@@ -7,7 +7,7 @@ export interface Ending {
   end(error?: unknown): void;
 }
 
-/** What an attempt span tells of its delivery (a job of the engine has all of it). */
+/** What an attempt span tells of its delivery: the fields of the engine's Job (webhooks/engine/job.ts) that a span reads. */
 export interface AttemptSubject {
   id: string;
   workspaceId: string;

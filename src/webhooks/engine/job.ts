@@ -1,3 +1,5 @@
+import type { AttemptSubject } from '../../ops/trace.js';
+
 /**
  * One delivery taken by a worker, with everything needed to sign and send it. A claim (claim.ts) or
  * a hand-off (handoff.ts) makes it; nothing changes it afterwards.
@@ -7,21 +9,12 @@
  * worker took it with. Under a hold the mark is the row's due time, left as it was; a row handed
  * over carries its lease.
  */
-export interface Job {
-  id: string;
-  workspaceId: string;
-  endpointId: string;
-  eventId: string;
-  eventType: string;
-  /** Attempts made before this one. */
-  attempt: number;
+export interface Job extends AttemptSubject {
   mark: Date;
   /** The hold whose row lock took it (hold.ts); null for a row handed over under a lease. */
   lock: RowLock | null;
   /** The exact text to POST: the stored event, or the row's own payload (pings, replays). */
   body: string | null;
-  /** The traceparent kept with the event (the request that caused it, ops/trace.ts); null for none. */
-  trace: string | null;
   /** The URL as the endpoint shows it (a broker's password redacted). */
   url: string;
   /** The whole URL, sealed, when it carries credentials; sent to instead of `url`. */
@@ -30,8 +23,6 @@ export interface Job {
   exchange: string | null;
   routingKey: string | null;
   subject: string | null;
-  /** The endpoint's requests carry a traceparent header of the attempt's span. */
-  propagateTrace: boolean;
   /** False when the endpoint was paused, auto-disabled or deleted since the row was enqueued. */
   endpointActive: boolean;
   /** The endpoint's consecutive failed deliveries when the row was taken (0 for a healthy endpoint). */
