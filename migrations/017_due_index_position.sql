@@ -1,5 +1,5 @@
 -- The due rows in the order claims take them, the id breaking ties of due time, so that a worker's
--- next claim can start right after the last row it took (src/webhooks/engine/claim-position.ts).
+-- next claim can start right after the last row it took (src/webhooks/engine/position.ts).
 -- A claim otherwise walks the index from its head, over the entries of every row taken or answered
 -- since the oldest open claim began: those rows' old versions cannot be marked dead while any claim
 -- transaction that may still see them is open, and every row another claim holds must be tried and

@@ -57,6 +57,7 @@ describe('holds: claims under row locks', () => {
       { unstarted, record: (outcomes) => recorded.push(...outcomes), ended: (_hold, freed) => ended.push(freed), onError },
       t.clock.now(),
       10,
+      null,
     );
     if (!hold) throw new Error('nothing was due');
     return { hold, jobs, recorded, ended };

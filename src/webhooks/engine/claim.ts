@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/db.js';
 import { toIso } from '../../lib/iso.js';
 import type { Job, RowLock } from './job.js';
+import type { DuePosition } from './position.js';
 
 /**
  * A row's mark as SQL (job.ts): its next_attempt_at to the millisecond, as JavaScript's Date holds
@@ -76,20 +77,21 @@ const inOrder = (row: string) => `(${row}.ordering_key IS NULL OR NOT EXISTS (
  * (hold.ts), and writes nothing: the rows stay taken while the transaction is open, and their
  * outcomes are written in it. A worker that dies loses its connection, and its rows are due again
  * at once. SKIP LOCKED lets any number of workers claim side by side without waiting on each other;
- * the MATERIALIZED CTE locks each row exactly once and returns its newest version.
+ * the MATERIALIZED CTE locks each row exactly once and returns its newest version. With `after`,
+ * only rows after that place in the due order are looked at (position.ts).
  */
-export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit: number): Promise<Job[]> {
+export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit: number, after: DuePosition | null = null): Promise<Job[]> {
   const rows = await tx.query<ClaimRow>(
     `WITH c AS MATERIALIZED (
        SELECT id, workspace_id, endpoint_id, event_id, event_type, payload, attempt, ${MARK_OF_ROW} AS due
          FROM webhook_deliveries d
-        WHERE status = 'pending' AND next_attempt_at <= $1 AND ${inOrder('d')}
+        WHERE status = 'pending' AND next_attempt_at <= $1 AND (next_attempt_at, id) > ($3::timestamptz, $4::text) AND ${inOrder('d')}
         ORDER BY next_attempt_at, id
         LIMIT $2
         FOR UPDATE SKIP LOCKED
      )
      ${SEND_WITH}`,
-    [now, limit],
+    [now, limit, after ? after.due : '-infinity', after ? after.id : ''],
   );
   return rows.map((r) => jobOf(r, r.due, lock));
 }

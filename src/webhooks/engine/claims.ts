@@ -6,6 +6,7 @@ import type { Faults } from './faults.js';
 import type { LocalWorker, WorkerLink } from './handoff.js';
 import { HOLDS_PER_WORKER, Hold, type HoldHandlers } from './hold.js';
 import type { Job } from './job.js';
+import { ClaimPosition, type DuePosition } from './position.js';
 import { Wakeups } from './wakeups.js';
 
 /** Rows one claim takes at most, and the fewest a busy worker claims (a transaction's cost is spread over its rows). */
@@ -52,6 +53,7 @@ export class Claims {
   private readonly timers: { retry?: NodeJS.Timeout; idle?: NodeJS.Timeout } = {};
   private readonly wakeups: Wakeups;
   private readonly handlers: HoldHandlers;
+  private readonly position = new ClaimPosition();
 
   constructor(
     private readonly deps: ClaimsDeps,
@@ -65,8 +67,11 @@ export class Claims {
       ended: (ended, freed, due) => {
         this.holds.splice(this.holds.indexOf(ended), 1);
         this.wakeups.at(due);
-        // Rows the hold gave back are due now: take them again rather than at the next poll.
-        if (freed > 0) this.wake();
+        // Rows the hold gave back are due now, before the position: take them again rather than at the next poll.
+        if (freed > 0) {
+          this.position.forget();
+          this.wake();
+        }
         else this.claimIfRoom();
         this.checkWhenIdle();
       },
@@ -100,10 +105,14 @@ export class Claims {
     this.wakeups.at(due);
   }
 
-  /** Takes up to `limit` due rows under a new hold's row locks. */
-  async claim(limit: number, now = this.deps.clock.now()): Promise<Job[]> {
+  /** Takes up to `limit` due rows under a new hold's row locks, from the head of the due rows. */
+  claim(limit: number, now = this.deps.clock.now()): Promise<Job[]> {
+    return this.claimAfter(null, limit, now);
+  }
+
+  private async claimAfter(after: DuePosition | null, limit: number, now: Date): Promise<Job[]> {
     const { db, clock, config } = this.deps;
-    const { hold, jobs } = await Hold.claim({ db, clock, leaseMs: config.leaseMs }, this.handlers, now, limit);
+    const { hold, jobs } = await Hold.claim({ db, clock, leaseMs: config.leaseMs }, this.handlers, now, limit, after);
     if (hold) this.holds.push(hold);
     return jobs;
   }
@@ -163,7 +172,9 @@ export class Claims {
           }
           const now = this.deps.clock.now();
           const limit = Math.min(room, MAX_CLAIM);
-          const jobs = await this.claim(limit, now);
+          // The loop's claims start where the last one ended (position.ts).
+          const jobs = await this.claimAfter(this.position.current(performance.now()), limit, now);
+          this.position.took(jobs, limit, performance.now());
           this.faults.ok('claim');
           await this.target.admit(jobs);
           if (jobs.length < limit) {

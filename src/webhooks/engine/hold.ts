@@ -2,6 +2,7 @@ import type { Db, OpenTransaction } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
 import { claimLocked } from './claim.js';
 import type { Job, Outcome, RowLock } from './job.js';
+import type { DuePosition } from './position.js';
 import { changesCount, earliestRetry, resetFailures, writeHeldOutcomes } from './outcome.js';
 
 /** The longest a hold keeps its row locks; rows still unfinished then go on under a lease. */
@@ -54,12 +55,12 @@ export class Hold implements RowLock {
    */
   static readonly SETTINGS = { plan_cache_mode: 'force_generic_plan' };
 
-  /** Takes up to `limit` due rows under a new hold's row locks; no hold when none was due. */
-  static async claim(deps: HoldDeps, handlers: HoldHandlers, now: Date, limit: number): Promise<{ hold: Hold | null; jobs: Job[] }> {
+  /** Takes up to `limit` due rows (after `after`) under a new hold's row locks; no hold when none was due. */
+  static async claim(deps: HoldDeps, handlers: HoldHandlers, now: Date, limit: number, after: DuePosition | null): Promise<{ hold: Hold | null; jobs: Job[] }> {
     const hold = new Hold(await deps.db.begin(Hold.SETTINGS), deps, handlers);
     let jobs: Job[];
     try {
-      jobs = await claimLocked(hold.tx, hold, now, limit);
+      jobs = await claimLocked(hold.tx, hold, now, limit, after);
     } catch (error) {
       await hold.tx.rollback().catch(() => {});
       throw error;
