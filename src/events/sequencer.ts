@@ -1,10 +1,17 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { channelSql, listenChannel } from '../db/channels.js';
 import type { Db } from '../db/db.js';
 import { EVENT_CHANNEL, MAX_LISTED, parseEventWake } from './channel.js';
 
 /** Batches one statement positions at most; a run goes on while it finds this many. */
 const RUN = 5_000;
+
+/**
+ * A run begins this long after the previous one began, at the soonest: under load one run positions
+ * the batches of many writes rather than one or two, and a run after a quiet spell begins at once.
+ */
+const SPACING_MS = 25;
 
 /**
  * Gives every committed batch without a position the next ones, in the order of batch ids, and
@@ -47,6 +54,8 @@ export class Sequencer {
   /** The run in flight, if any. */
   private current: Promise<void> | null = null;
   private again = false;
+  /** When the last run began (performance.now()). */
+  private lastRun = -Infinity;
   private stops: (() => unknown)[] = [];
 
   constructor(
@@ -105,6 +114,9 @@ export class Sequencer {
   private async run(): Promise<void> {
     try {
       do {
+        const wait = this.lastRun + SPACING_MS - performance.now();
+        if (wait > 0) await delay(wait);
+        this.lastRun = performance.now();
         this.again = false;
         const [row] = await this.db.query<{ workspace_ids: string[]; found: number }>(SEQUENCE, [this.origin]);
         if (row) for (const listener of this.listeners) listener(row.workspace_ids);
