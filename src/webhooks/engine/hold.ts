@@ -1,4 +1,4 @@
-import type { Db, OpenTransaction } from '../../db/db.js';
+import { DatabaseUnavailableError, type Db, type OpenTransaction } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
 import { claimLocked } from './claim.js';
 import type { Job, Outcome, RowLock } from './job.js';
@@ -45,7 +45,9 @@ type State = 'open' | 'ending' | 'ended';
  *
  * The hand-over from lock to lease is exact: an outcome that arrives while the commit is under way
  * waits for it, then is written under the mark its row really holds (the lease if the commit
- * succeeded, the row's due time if it failed and the row was left as it was).
+ * succeeded, the row's due time if it failed and the row was left as it was). A commit whose answer
+ * was lost (the connection cut after the COMMIT was sent) may have succeeded: the rows it leased
+ * are then written under either mark, whichever the row holds.
  */
 export class Hold implements RowLock {
   /**
@@ -81,6 +83,8 @@ export class Hold implements RowLock {
   private readonly late: Outcome[] = [];
   /** After a commit: the lease each row still in flight was given. */
   private readonly leases = new Map<string, Date>();
+  /** After a commit whose answer was lost: the lease each row it leased holds if it committed. */
+  private readonly unsure = new Map<string, Date>();
   private state: State = 'open';
   private timer: NodeJS.Timeout | null = null;
   private ending: Promise<void> | null = null;
@@ -102,7 +106,7 @@ export class Hold implements RowLock {
     if (this.state === 'ending') return void this.late.push(outcome);
     if (this.state === 'ended') {
       const lease = this.leases.get(job.id);
-      return this.handlers.record([lease ? { ...outcome, mark: lease } : outcome]);
+      return this.handlers.record([lease ? { ...outcome, mark: lease } : this.either(outcome)]);
     }
     this.outcomes.push(outcome);
     this.waiting.delete(job.id);
@@ -142,6 +146,7 @@ export class Hold implements RowLock {
       committed = true;
     } catch (error) {
       await this.tx.rollback().catch(() => {});
+      if (error instanceof DatabaseUnavailableError) for (const id of leased) this.unsure.set(id, lease);
       this.handlers.onError(error, 'record');
     }
 
@@ -151,13 +156,19 @@ export class Hold implements RowLock {
       for (const id of inFlight) this.leases.set(id, lease);
       after = [...counting, ...this.late].map((o) => ({ ...o, mark: lease }));
     } else {
-      // Nothing was written and every row is as it was when claimed: write the outcomes without the
-      // lock, guarded by the rows' due times, rather than send them all again.
-      after = [...this.outcomes, ...this.late];
+      // Nothing was written, or (the answer lost) everything: write the outcomes without the lock,
+      // guarded by the rows' due times or the lease, rather than send them all again.
+      after = [...this.outcomes, ...this.late].map((o) => this.either(o));
     }
     this.handlers.record(after);
     this.handlers.ended(this, unstarted.length, committed ? earliestRetry(direct) : null);
     if (reset.length > 0) await resetFailures(this.deps.db, reset).catch((error) => this.handlers.onError(error, 'record'));
+  }
+
+  /** `outcome` guarded by its row's due time, or by the lease a commit whose answer was lost may have given it. */
+  private either(outcome: Outcome): Outcome {
+    const lease = this.unsure.get(outcome.id);
+    return lease ? { ...outcome, otherMark: lease } : outcome;
   }
 
   /** Whether `job` was taken by this hold (for a worker taking back its unstarted jobs). */

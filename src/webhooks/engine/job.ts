@@ -51,6 +51,8 @@ export interface Outcome {
   claimedAttempt: number;
   /** The row's mark when the outcome is written: the job's, or the lease a hold gave it (hold.ts). */
   mark: Date;
+  /** A second mark the row may hold instead: the lease of a hold whose commit's answer was lost (hold.ts). */
+  otherMark?: Date;
   attempted: boolean;
   status: 'success' | 'pending' | 'failed' | 'disabled';
   nextAttemptAt: Date | null;

@@ -112,7 +112,7 @@ interface Written {
  * mark it was taken with (job.ts); a row the API disabled meanwhile still gets the attempt's facts.
  * A row held by a lock of the writing transaction passes trivially: nothing else can have changed it.
  */
-const GUARD = `((d.status = 'pending' AND ${MARK_OF_ROW} = o.mark) OR (d.status = 'disabled' AND o.attempted))`;
+const GUARD = `((d.status = 'pending' AND ${MARK_OF_ROW} IN (o.mark, o.other_mark)) OR (d.status = 'disabled' AND o.attempted))`;
 
 /**
  * What a write answers: every row it changed, with its new status (`rows`), or one row per endpoint
@@ -171,9 +171,9 @@ async function writeDeliveries(
        SELECT *, nullif($11::jsonb -> (n - 1)::int, 'null') AS request_headers,
               nullif($13::jsonb -> (n - 1)::int, 'null') AS response_headers
          FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::boolean[], $5::text[], $6::timestamptz[],
-                     $7::timestamptz[], $8::text[], $9::int[], $10::int[], $12::text[], $14::text[]) WITH ORDINALITY
+                     $7::timestamptz[], $8::text[], $9::int[], $10::int[], $12::text[], $14::text[], $15::timestamptz[]) WITH ORDINALITY
            AS o (id, claimed_attempt, mark, attempted, status, next_attempt_at, attempted_at, error, response_status,
-                 response_time_ms, response_body, request_signature, n)
+                 response_time_ms, response_body, request_signature, other_mark, n)
      ), written AS (
        UPDATE webhook_deliveries d SET
          status = ${NEW_STATUS},
@@ -211,6 +211,8 @@ async function writeDeliveries(
       column((o) => o.responseBody),
       JSON.stringify(outcomes.map((o) => o.responseHeaders)),
       column((o) => o.requestSignature),
+      // Almost always none: then no array at all (unnest pads it with nulls).
+      outcomes.some((o) => o.otherMark) ? column((o) => (o.otherMark ? toIso(o.otherMark) : null)) : null,
     ],
   );
 }
