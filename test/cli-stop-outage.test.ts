@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startTestApp } from './helpers/app.js';
 import { cliBuilt, freePort, startServer } from './helpers/cli.js';
 import { POSTGRES_URL } from './helpers/db.js';
-import { addEndpoint } from './helpers/delivery.js';
+import { addEndpoint, createProduct, testWorker } from './helpers/delivery.js';
 import { startReceiver } from './helpers/receiver.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 
@@ -24,8 +24,11 @@ describe.skipIf(!cliBuilt())('SIGTERM during a database outage', () => {
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
 
-  /** Starts the service behind the proxy with deliveries in flight and 20 clients creating products, cuts the database, and stops it. */
-  async function stopInOutage() {
+  /**
+   * Starts the service behind the proxy with deliveries in flight and 20 clients creating products,
+   * cuts the database, and stops it; with `comesBack`, the database comes back 2 s into the stop.
+   */
+  async function stopInOutage(comesBack: boolean) {
     const masterKey = randomBytes(32);
     const t = await startTestApp({ masterKey, config: { allowPrivateTargets: true } });
     cleanup.push(() => t.close());
@@ -93,6 +96,10 @@ describe.skipIf(!cliBuilt())('SIGTERM during a database outage', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const started = performance.now();
     const stopping = server.stop();
+    if (comesBack) {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      proxy.setMode('pass');
+    }
     const code = await stopping;
     const stopMs = performance.now() - started;
     loading = false;
@@ -103,9 +110,25 @@ describe.skipIf(!cliBuilt())('SIGTERM during a database outage', () => {
     expect(unanswered).toEqual([]);
     expect(answers.filter((s) => s !== 201 && s !== 503)).toEqual([]);
     expect(answers).toContain(503);
+    return { t, receiver };
   }
 
   it('exits 0 within the stop time and answers every request in progress while the database stays away', async () => {
-    await stopInOutage();
+    await stopInOutage(false);
+  }, 90_000);
+
+  it('records what its workers sent when the database comes back during the stop: a lease later nothing is sent twice', async () => {
+    const { t, receiver } = await stopInOutage(true);
+    // A lease later, with a healthy worker: no delivery that was sent is sent again.
+    const sentBefore = receiver.requests.length;
+    const worker = testWorker(t);
+    await worker.start();
+    cleanup.push(() => worker.stop());
+    await createProduct(t, 'after the stop');
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 2_000));
+    const ids = receiver.requests.map((r) => r.flatHeaders['webhook-id']);
+    const repeated = ids.filter((id, i) => ids.indexOf(id) !== i);
+    expect(receiver.requests.length).toBeGreaterThan(sentBefore);
+    expect(repeated).toEqual([]);
   }, 90_000);
 });
