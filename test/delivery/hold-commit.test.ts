@@ -22,7 +22,11 @@ describe('a hold whose commit answer is lost', () => {
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
 
-  async function heldInFlight() {
+  /**
+   * A hold with one job in flight, ended while the proxy cuts every connection at its COMMIT, which
+   * reaches the server first with `deliverCommit`. `answer()` brings the job's attempt in afterwards.
+   */
+  async function endedAtCommit(deliverCommit: boolean) {
     const t = await startTestApp({ config: { allowPrivateTargets: true } });
     cleanup.push(() => t.close());
     const receiver = await startReceiver(() => ({ status: 200 }));
@@ -43,35 +47,35 @@ describe('a hold whose commit answer is lost', () => {
     const handlers = { unstarted: () => [], record: (o: Outcome[]) => void recorded.push(...o), ended: () => {}, onError: (e: unknown) => void errors.push(e) };
     const { hold, jobs } = await Hold.claim({ db, clock: t.clock, leaseMs: t.ctx.config.leaseMs }, handlers, t.clock.now(), 10, null);
     if (!hold) throw new Error('nothing was due');
-    return { t, endpointId, proxy, hold, job: jobs[0], sender, recorded, errors };
+    const [job] = jobs;
+    const cut = proxy.cutAt('COMMIT', deliverCommit);
+    await hold.end();
+    await cut;
+    const answer = async () => hold.finish(job, await runAttempt({ ...t.ctx, sender }, job));
+    const row = async () => (await deliveriesOf(t, endpointId))[0];
+    return { t, job, recorded, errors, answer, row };
   }
 
   it('committed after all: the answer that comes later is written under the lease, and nothing is sent again', async () => {
-    const { t, endpointId, proxy, hold, job, sender, recorded, errors } = await heldInFlight();
-    const cut = proxy.cutAt('COMMIT', true);
-    await hold.end();
-    await cut;
+    const { t, job, recorded, errors, answer, row } = await endedAtCommit(true);
     expect(errors).toHaveLength(1);
     // The server carries out the COMMIT it read: the row holds the lease the hold gave it.
-    await eventually(async () => (await deliveriesOf(t, endpointId))[0].next_attempt_at!.getTime() > job.mark.getTime());
+    await eventually(async () => (await row()).next_attempt_at!.getTime() > job.mark.getTime());
 
-    hold.finish(job, await runAttempt({ ...t.ctx, sender }, job));
+    await answer();
     expect(recorded).toHaveLength(1);
     await recordOutcomes(t.ctx, recorded);
-    expect((await deliveriesOf(t, endpointId))[0]).toMatchObject({ status: 'success', attempt: 1 });
+    expect(await row()).toMatchObject({ status: 'success', attempt: 1 });
   });
 
   it('not committed: the answer is written under the row\'s due time', async () => {
-    const { t, endpointId, proxy, hold, job, sender, recorded, errors } = await heldInFlight();
-    const cut = proxy.cutAt('COMMIT', false);
-    await hold.end();
-    await cut;
+    const { t, job, recorded, errors, answer, row } = await endedAtCommit(false);
     expect(errors).toHaveLength(1);
     // The server never read the COMMIT: the transaction ends with its connection, the row as it was.
-    await eventually(async () => (await deliveriesOf(t, endpointId))[0].next_attempt_at!.getTime() === job.mark.getTime());
+    await eventually(async () => (await row()).next_attempt_at!.getTime() === job.mark.getTime());
 
-    hold.finish(job, await runAttempt({ ...t.ctx, sender }, job));
+    await answer();
     await recordOutcomes(t.ctx, recorded);
-    expect((await deliveriesOf(t, endpointId))[0]).toMatchObject({ status: 'success', attempt: 1 });
+    expect(await row()).toMatchObject({ status: 'success', attempt: 1 });
   });
 });

@@ -71,8 +71,7 @@ export class Claims {
         if (freed > 0) {
           this.position.forget();
           this.wake();
-        }
-        else this.claimIfRoom();
+        } else this.claimIfRoom();
         this.checkWhenIdle();
       },
       onError: (error, during) => faults.failed(error, during),

@@ -32,7 +32,7 @@ export class ClaimPosition {
 
   /** A claim asked for `limit` rows and took `jobs`: the next one starts after the last of them. */
   took(jobs: Job[], limit: number, nowMs: number): void {
-    if (jobs.length === 0 || jobs.length < limit) return this.forget();
+    if (jobs.length < limit) return this.forget();
     let last = jobs[0];
     for (const job of jobs) if (comesAfter(job, last)) last = job;
     if (!this.position) this.since = nowMs;
