@@ -111,8 +111,11 @@ interface Written {
  * How a write knows the row is still this worker's: it is `pending` with the attempt number and the
  * mark it was taken with (job.ts); a row the API disabled meanwhile still gets the attempt's facts.
  * A row held by a lock of the writing transaction passes trivially: nothing else can have changed it.
+ * Written as a CASE so that the planner draws no condition on the row's status alone from it: from
+ * `status = 'pending' OR status = 'disabled'` it would read every pending row by the due index
+ * whenever the statistics say few are pending (a backlog they do not know of yet), for every batch.
  */
-const GUARD = `((d.status = 'pending' AND ${MARK_OF_ROW} IN (o.mark, o.other_mark)) OR (d.status = 'disabled' AND o.attempted))`;
+const GUARD = `CASE d.status WHEN 'pending' THEN ${MARK_OF_ROW} IN (o.mark, o.other_mark) WHEN 'disabled' THEN o.attempted ELSE false END`;
 
 /**
  * What a write answers: every row it changed, with its new status (`rows`), or one row per endpoint
