@@ -1,15 +1,11 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DASHBOARD_DIST } from '../src/dashboard/static.js';
-import { loggerOptions } from '../src/http/logger.js';
 import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
 import { userOf } from './helpers/app.js';
-import { launchChromium } from './helpers/browser.js';
 import { heading, record, signInToStore, watch, type PageWatch } from './helpers/dashboard.js';
+import { closeJourney, journeyShortcuts, openOwnerPage, startDashboardApp } from './helpers/dashboard-journey.js';
 import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';
-import { startLiveApp, type LiveApp } from './helpers/live.js';
+import type { LiveApp } from './helpers/live.js';
 import { LogCapture } from './helpers/log.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
@@ -22,7 +18,6 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
 describe('dashboard pages in Chromium', { timeout: 180_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
-  let owner: BrowserContext;
   let page: Page;
   let worker: DeliveryWorker;
   let receiver: Receiver;
@@ -35,9 +30,7 @@ describe('dashboard pages in Chromium', { timeout: 180_000 }, () => {
   const productIds: string[] = [];
   const orderIds: string[] = [];
 
-  const apiKey = () => t.demo.workspaces[0].apiKey;
-  const at = (path: string) => `${t.base}/dashboard${path}`;
-  const nav = async (label: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: label, exact: true }).click();
+  const { apiKey, at, nav } = journeyShortcuts(() => t, () => page);
   const api = async (method: 'GET' | 'POST', url: string, body?: unknown) => {
     const res = await t.call(apiKey(), method, url, body);
     expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
@@ -50,39 +43,24 @@ describe('dashboard pages in Chromium', { timeout: 180_000 }, () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync(join(DASHBOARD_DIST, 'index.html'))) throw new Error('The dashboard is not built: run npm run build first.');
-    t = await startLiveApp({ config: { allowPrivateTargets: true, retryScheduleMs: [100], pollIntervalMs: 200, rateLimitPat: 10_000 }, logger: loggerOptions('info', log) });
+    t = await startDashboardApp(log);
     receiver = await startReceiver();
     worker = testWorker(t);
     await worker.start();
     for (const [name, amount] of [['Espresso beans', 2400], ['Kettle', 5900]] as const) {
       productIds.push((await api('POST', '/v1/products', { name, price: { amount, currency: 'EUR' } })).id);
     }
-    browser = await launchChromium();
-    owner = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await owner.newPage();
-    watch(page, seen);
+    ({ browser, page } = await openOwnerPage(seen));
     page.on('request', (request) => request.url().includes('/v1/events/stream') && streams.started++);
     page.on('requestfailed', (request) => request.url().includes('/v1/events/stream') && streams.ended++);
     page.on('requestfinished', (request) => request.url().includes('/v1/events/stream') && streams.ended++);
 
     await signInToStore(page, t, secrets);
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await worker?.stop();
-    await receiver?.close();
-    await t?.close();
-  });
-
-  it('tells a newcomer with no order how to create one', async () => {
+    // The orders list, still empty (test/dashboard-orders-empty.test.ts): the first journey starts there.
     await nav('Orders');
     await heading(page, 'Orders');
-    const empty = page.getByTestId('empty');
-    await empty.getByText('No orders yet').waitFor();
-    expect(await empty.getByLabel('Create an order with curl').textContent()).toContain(`curl -X POST ${t.base}/v1/orders`);
-    await record(page, 'orders-empty', audit);
-  });
+  }, 180_000);
+  afterAll(() => closeJourney({ browser, worker, receiver, t }));
 
   it('lists orders page by page, opens one with its lines, pays it and shows the payment in its history', async () => {
     for (let i = 0; i < 21; i++) await placeOrder();

@@ -2,16 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Type } from '@sinclair/typebox';
-import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_CATALOG } from '../src/events/catalog.js';
-import { registerErrorHandler } from '../src/http/error-handler.js';
-import { ERROR_STATUS, ErrorBody } from '../src/http/errors.js';
-import { compileValidator } from '../src/http/validation.js';
-import { POST_HEADERS, type PostHeader } from '../src/openapi/conventions.js';
+import { ERROR_STATUS } from '../src/http/errors.js';
 import { TAGS } from '../src/openapi/document.js';
-import { registerOpenApi } from '../src/openapi/plugin.js';
 import { SDK_TYPES_FILE, sdkTypes } from '../scripts/sdk-types.mjs';
 import { PUBLIC_URL, startTestApp, type TestApp } from './helpers/app.js';
 import { ok } from './helpers/expect.js';
@@ -19,26 +13,7 @@ import { OPS_PATHS } from '../src/ops/routes.js';
 import { DASHBOARD_PATHS } from '../src/dashboard/static.js';
 import { DOCS_PATHS } from '../src/openapi/docs.js';
 import { registeredRoutes } from './helpers/routes.js';
-
-type Parameter = { in: string; name: string; required?: boolean; schema?: Record<string, any>; style?: string; explode?: boolean; $ref?: string };
-type Operation = {
-  operationId?: string;
-  tags?: string[];
-  summary?: string;
-  parameters?: Parameter[];
-  requestBody?: { content: Record<string, { schema: unknown }> };
-  responses: Record<string, { description?: string; content?: Record<string, { schema: Record<string, unknown> }>; headers?: Record<string, unknown> }>;
-};
-type Doc = {
-  openapi: string;
-  info: { title: string; version: string; license?: { name: string; identifier?: string }; contact?: { name: string; url: string } };
-  servers: { url: string }[];
-  tags: { name: string; description: string }[];
-  paths: Record<string, Record<string, Operation>>;
-  webhooks: Record<string, Record<string, Operation>>;
-  components: Record<string, Record<string, any>>;
-  security: unknown[];
-};
+import type { Doc, Operation } from './helpers/openapi-doc.js';
 
 /** Spec 9 and issue 20: GET /openapi.json is an OpenAPI 3.1 document of every route that tools can use as it is. */
 describe('GET /openapi.json', () => {
@@ -272,48 +247,5 @@ describe('GET /openapi.json', () => {
   it('is the document the committed SDK types were generated from (else: npm run sdk:generate)', async () => {
     const committed = readFileSync(SDK_TYPES_FILE, 'utf8');
     expect((await sdkTypes(doc)) === committed, 'sdk/src/schema.ts is stale: run npm run sdk:generate').toBe(true);
-  });
-});
-
-describe('route conventions', () => {
-  // What switching on a header for every POST does, shown with a header of its own.
-  const header: PostHeader = { name: 'X-Example-Key', schema: Type.String({ minLength: 1, maxLength: 8 }), errors: ['ENDPOINT_INACTIVE'] };
-
-  it('honours Idempotency-Key on every POST', () => {
-    expect(POST_HEADERS.map((h) => [h.name, h.errors])).toEqual([['Idempotency-Key', ['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_MISMATCH']]]);
-  });
-
-  it('adds a POST header to every POST under /v1 only: validated, documented, with its errors', async () => {
-    const app = Fastify();
-    app.setValidatorCompiler(compileValidator);
-    registerErrorHandler(app);
-    app.addSchema(ErrorBody);
-    await registerOpenApi(app, { publicUrl: 'http://127.0.0.1:9', postHeaders: [header] });
-    const response = { 201: Type.Object({ ok: Type.Boolean() }) };
-    const schema = (operationId: string) => ({ operationId, tags: ['Products'], summary: operationId, response });
-    app.post('/v1/things', { schema: schema('createThing') }, async (_request, reply) => reply.status(201).send({ ok: true }));
-    app.get('/v1/things', { schema: schema('listThings') }, async (_request, reply) => reply.status(201).send({ ok: true }));
-    app.post('/elsewhere', { schema: schema('createElsewhere') }, async (_request, reply) => reply.status(201).send({ ok: true }));
-    try {
-      const post = (url: string, key?: string) => app.inject({ method: 'POST', url, headers: key === undefined ? {} : { 'x-example-key': key } });
-      expect((await post('/v1/things', 'k1')).statusCode).toBe(201);
-      expect((await post('/v1/things')).statusCode).toBe(201);
-      const refused = await post('/v1/things', 'much too long');
-      expect(refused.statusCode).toBe(400);
-      expect(refused.json().error).toMatchObject({ code: 'VALIDATION', message: expect.stringContaining('x-example-key') });
-      expect((await post('/elsewhere', 'much too long')).statusCode).toBe(201);
-      expect((await app.inject({ method: 'GET', url: '/v1/things', headers: { 'x-example-key': 'much too long' } })).statusCode).toBe(201);
-
-      const paths = (app.swagger() as unknown as Doc).paths;
-      const headers = (op: Operation) => (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
-      expect(headers(paths['/v1/things'].post)).toEqual(['x-example-key']);
-      expect(Object.keys(paths['/v1/things'].post.responses)).toEqual(['201', '400', '401', '409', '413', '415', '429', '500', '503']);
-      expect(headers(paths['/v1/things'].get)).toEqual([]);
-      expect(Object.keys(paths['/v1/things'].get.responses)).toEqual(['201', '400', '401', '429', '500', '503']);
-      expect(headers(paths['/elsewhere'].post)).toEqual([]);
-      expect(Object.keys(paths['/elsewhere'].post.responses)).toEqual(['201', '400', '413', '415', '500']);
-    } finally {
-      await app.close();
-    }
   });
 });

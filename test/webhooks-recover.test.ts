@@ -2,32 +2,12 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.js';
 import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
-import { RecoveryRunner } from '../src/webhooks/recoveries/runner.js';
-import { claimRecovery, runBatch } from '../src/webhooks/recoveries/store.js';
-import { ManualClock, startTestApp, type TestApp } from './helpers/app.js';
-import { addEndpoint, createProduct, deliveriesOf, eventually, testWorker } from './helpers/delivery.js';
+import type { ManualClock, TestApp } from './helpers/app.js';
+import { addEndpoint, closeAppAndReceiver, createProduct, deliveriesOf, eventually, testWorker } from './helpers/delivery.js';
 import { expectError } from './helpers/expect.js';
-import { startReceiver, type Receiver } from './helpers/receiver.js';
+import type { Receiver } from './helpers/receiver.js';
+import { DAY, HOUR, openRecoveryApp, recoveryCalls, type Recovery } from './helpers/recovery.js';
 import { snapshot } from './helpers/security.js';
-
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-
-interface Recovery {
-  object: string;
-  id: string;
-  endpointId: string;
-  since: string;
-  until: string;
-  statuses: string[];
-  status: 'running' | 'completed' | 'failed';
-  count: number;
-  replayed: number;
-  skipped: number;
-  error: string | null;
-  createdAt: string;
-  completedAt: string | null;
-}
 
 /**
  * POST /webhooks/endpoints/{endpointId}/recover (DESIGN "The delivery log and recovery"): a dry run
@@ -38,54 +18,25 @@ interface Recovery {
 describe('bulk recovery of webhook deliveries', () => {
   let t: TestApp;
   let receiver: Receiver;
+  let clock: ManualClock;
   let key: string;
   let ws: string;
   let endpoint: { id: string; secret: string };
   let worker: DeliveryWorker | null = null;
-  const clock = new ManualClock(Date.now() - 6 * HOUR);
 
-  const recover = (endpointId: string, body: unknown, token = key) => t.call(token, 'POST', `/v1/webhooks/endpoints/${endpointId}/recover`, body);
-  const getRecovery = async (id: string): Promise<Recovery> => {
-    const res = await t.call(key, 'GET', `/v1/webhooks/recoveries/${id}`);
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json();
-  };
-  const finished = async (id: string): Promise<Recovery> => {
-    let last: Recovery | null = null;
-    await eventually(async () => (last = await getRecovery(id)).status !== 'running', 60_000);
-    return last!;
-  };
+  const { recover, getRecovery, replaysOf, seed } = recoveryCalls(() => t);
   const setStatus = (ids: string[], status: string) =>
     t.ctx.db.query(`UPDATE webhook_deliveries SET status = $2, next_attempt_at = NULL, attempt = 11 WHERE id = ANY($1::text[])`, [ids, status]);
-  const replaysOf = (endpointId: string) =>
-    t.ctx.db.query<{ id: string; replay_of: string; payload: string; status: string }>(
-      'SELECT id, replay_of, payload, status FROM webhook_deliveries WHERE endpoint_id = $1 AND replay_of IS NOT NULL ORDER BY id',
-      [endpointId],
-    );
-  /** `n` finished deliveries of an endpoint made at the clock's time, written directly: a body each, as pings and replays carry. */
-  const seed = async (endpointId: string, n: number, status = 'failed'): Promise<string[]> => {
-    const now = clock.now();
-    const ids = Array.from({ length: n }, () => newId('whd', now));
-    await t.ctx.db.query(
-      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempt, created_at)
-       SELECT d.id, $2, $3, 'evt_' || substr(d.id, 5), 'webhook.ping', json_build_object('seed', d.id)::text, $4, 11, $5
-         FROM unnest($1::text[]) AS d (id)`,
-      [ids, ws, endpointId, status, now],
-    );
-    return ids;
-  };
 
   beforeAll(async () => {
-    t = await startTestApp({ clock, config: { allowPrivateTargets: true, retentionMs: 30 * DAY, pollIntervalMs: 60_000, rateLimitApiKey: 1_000_000 } });
-    receiver = await startReceiver();
+    ({ t, receiver, clock } = await openRecoveryApp());
     key = t.demo.workspaces[0].apiKey;
     ws = t.demo.workspaces[0].id;
     endpoint = await addEndpoint(t, `${receiver.url}/hooks`);
   });
   afterAll(async () => {
     await worker?.stop();
-    await receiver?.close();
-    await t?.close();
+    await closeAppAndReceiver(t, receiver);
   });
 
   describe('one window of one endpoint', () => {
@@ -264,108 +215,6 @@ describe('bulk recovery of webhook deliveries', () => {
       expectError(await t.call(key, 'GET', `/v1/webhooks/recoveries/${newId('whr')}`), 404, 'NOT_FOUND');
       expectError(await t.call(key, 'GET', `/v1/webhooks/recoveries/${endpoint.id}`), 404, 'NOT_FOUND');
       expect(await snapshot(t.ctx)).toEqual(before);
-    });
-  });
-
-  describe('thousands of deliveries', () => {
-    it('answers at once and recovers them all in the background, each once', async () => {
-      const bulk = await addEndpoint(t, `${receiver.url}/bulk`);
-      const since = clock.now().toISOString();
-      const failed = await seed(bulk.id, 2500);
-      await seed(bulk.id, 500, 'disabled');
-      await seed(bulk.id, 300, 'success');
-      // What svc serve's statistics keeper does within seconds of a table's growth (db/statistics.ts):
-      // the count's plan cached on the tiny table scanned it whole for each of the 3,300 rows.
-      await t.ctx.db.query('ANALYZE webhook_deliveries');
-      clock.advance(1000);
-      const res = await recover(bulk.id, { since });
-      expect(res.statusCode, res.body).toBe(202);
-      expect(res.json()).toMatchObject({ status: 'running', count: 3000, replayed: 0 });
-      const done = await finished(res.json().id);
-      expect(done).toMatchObject({ status: 'completed', count: 3000, replayed: 3000, skipped: 0 });
-      const replays = await replaysOf(bulk.id);
-      expect(replays).toHaveLength(3000);
-      expect(new Set(replays.map((r) => r.replay_of)).size).toBe(3000);
-      expect(replays.filter((r) => failed.includes(r.replay_of))).toHaveLength(2500);
-      expect(replays.every((r) => JSON.parse(r.payload).seed === r.replay_of)).toBe(true);
-    }, 120_000);
-
-    it('resumes from its cursor after its runner stopped or died, and two runners never replay one delivery twice', async () => {
-      // The app's own runner steps aside (here and below): the runners below are the processes of this test.
-      await t.ctx.recoveries.stop();
-      const options = { batchSize: 100, pauseMs: 0 };
-      const target = await addEndpoint(t, `${receiver.url}/resume`);
-      const since = clock.now().toISOString();
-      await seed(target.id, 1000);
-      clock.advance(1000);
-      const created: Recovery = (await recover(target.id, { since })).json();
-      expect(created).toMatchObject({ status: 'running', count: 1000, replayed: 0 });
-
-      // A process takes it, does two batches and dies: its lease keeps every other runner off until it runs out.
-      expect(await claimRecovery(t.ctx.db, 'dead', clock.now(), 60_000)).toBe(created.id);
-      for (let i = 0; i < 2; i++) expect(await runBatch(t.ctx.db, created.id, 'dead', clock.now(), 60_000, 100)).toMatchObject({ state: 'more', replayed: 100 });
-      const a = new RecoveryRunner(t.ctx.db, clock, options);
-      a.kick();
-      await a.stop();
-      expect(await getRecovery(created.id)).toMatchObject({ status: 'running', replayed: 200 });
-
-      // Once the lease has run out, a runner goes on from the cursor; stopped between two batches, it gives the recovery back.
-      clock.advance(61_000);
-      const b = new RecoveryRunner(t.ctx.db, clock, { ...options, pauseMs: 50 });
-      b.kick();
-      await eventually(async () => (await getRecovery(created.id)).replayed >= 400);
-      await b.stop();
-      const halfway = await getRecovery(created.id);
-      expect(halfway.status).toBe('running');
-      expect(halfway.replayed).toBeLessThan(1000);
-      const [lease] = await t.ctx.db.query<{ lease_owner: string | null }>('SELECT lease_owner FROM webhook_recoveries WHERE id = $1', [created.id]);
-      expect(lease.lease_owner).toBeNull();
-
-      // Another runner takes it up at once (the lease was given back) and finishes it.
-      const c = new RecoveryRunner(t.ctx.db, clock, options);
-      c.kick();
-      expect(await finished(created.id)).toMatchObject({ status: 'completed', count: 1000, replayed: 1000, skipped: 0 });
-      await c.stop();
-      const replays = await replaysOf(target.id);
-      expect(replays).toHaveLength(1000);
-      expect(new Set(replays.map((r) => r.replay_of)).size).toBe(1000);
-    }, 120_000);
-
-    it('replays each delivery once when two recoveries of one window run at once', async () => {
-      await t.ctx.recoveries.stop();
-      const target = await addEndpoint(t, `${receiver.url}/twice`);
-      const since = clock.now().toISOString();
-      await seed(target.id, 600);
-      clock.advance(1000);
-      const [first, second] = (await Promise.all([recover(target.id, { since }), recover(target.id, { since })])).map((res) => res.json() as Recovery);
-      expect([first.count, second.count]).toEqual([600, 600]);
-      const runners = [0, 1].map(() => new RecoveryRunner(t.ctx.db, clock, { batchSize: 50, pauseMs: 0 }));
-      for (const runner of runners) runner.kick();
-      const done = [await finished(first.id), await finished(second.id)];
-      for (const runner of runners) await runner.stop();
-      expect(done[0].replayed + done[1].replayed).toBe(600);
-      expect(done[0].skipped + done[1].skipped).toBe(600);
-      const replays = await replaysOf(target.id);
-      expect(replays).toHaveLength(600);
-      expect(new Set(replays.map((r) => r.replay_of)).size).toBe(600);
-    }, 120_000);
-
-    it('ends as failed when the endpoint is paused mid-run', async () => {
-      await t.ctx.recoveries.stop();
-      const target = await addEndpoint(t, `${receiver.url}/paused-later`);
-      const since = clock.now().toISOString();
-      await seed(target.id, 600);
-      clock.advance(1000);
-      const created: Recovery = (await recover(target.id, { since })).json();
-      expect(await claimRecovery(t.ctx.db, 'one', clock.now(), 60_000)).toBe(created.id);
-      expect(await runBatch(t.ctx.db, created.id, 'one', clock.now(), 60_000, 100)).toMatchObject({ state: 'more', replayed: 100 });
-      expect((await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${target.id}`, { active: false })).statusCode).toBe(200);
-      expect(await runBatch(t.ctx.db, created.id, 'one', clock.now(), 60_000, 100)).toMatchObject({ state: 'done', replayed: 0 });
-      const failed = await getRecovery(created.id);
-      expect(failed).toMatchObject({ status: 'failed', replayed: 100, completedAt: clock.now().toISOString() });
-      expect(failed.error).toContain('paused');
-      // Another runner's batch on a recovery it does not hold does nothing.
-      expect(await runBatch(t.ctx.db, created.id, 'one', clock.now(), 60_000, 100)).toEqual({ state: 'lost' });
     });
   });
 });
