@@ -28,7 +28,6 @@ describe('dashboard pages in Chromium', { timeout: 180_000 }, () => {
   }, 180_000);
   afterAll(async () => {
     await closeJourney({ browser, t });
-    expectNothingLeaked(seen, log, secrets);
   });
 
   it('tells a newcomer with no order how to create one', async () => {
@@ -38,5 +37,9 @@ describe('dashboard pages in Chromium', { timeout: 180_000 }, () => {
     await empty.getByText('No orders yet').waitFor();
     expect(await empty.getByLabel('Create an order with curl').textContent()).toContain(`curl -X POST ${t.base}/v1/orders`);
     await record(page, 'orders-empty', audit);
+  });
+
+  it('leaked nothing: no secret in any URL asked for or in the service log; no CSP refusal or script error', () => {
+    expectNothingLeaked(seen, log, secrets);
   });
 });

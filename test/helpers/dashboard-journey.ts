@@ -52,7 +52,7 @@ export function journeyShortcuts(app: () => LiveApp, page: () => Page) {
 }
 
 /**
- * The end of the journeys of a file that has no test of its own for it: no CSP refusal or script
+ * What the last test of every journey file checks: no CSP refusal or script
  * error on any page, and none of `secrets` in a URL the browser asked for or in the service's log.
  */
 export function expectNothingLeaked(seen: PageWatch, log: LogCapture, secrets: string[]): void {
