@@ -4,6 +4,7 @@ import type { Outcome } from '../../src/webhooks/engine/job.js';
 import { recordOutcomes, writeHeldOutcomes } from '../../src/webhooks/engine/outcome.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint } from '../helpers/delivery.js';
+import { successOf } from '../helpers/outcomes.js';
 
 const PENDING = 3_000;
 const BATCH = 50;
@@ -44,26 +45,8 @@ describe('the outcome write under statistics that miss a backlog', () => {
     );
     await t.ctx.db.query('ANALYZE webhook_deliveries');
     await t.ctx.db.query(`UPDATE webhook_deliveries SET status = 'pending', attempt = 0, next_attempt_at = $1`, [t.clock.now()]);
-    const rows = await t.ctx.db.query<{ id: string; next_attempt_at: Date }>('SELECT id, next_attempt_at FROM webhook_deliveries ORDER BY id LIMIT $1', [BATCH]);
-    outcomes = rows.map((r) => ({
-      id: r.id,
-      endpointId,
-      endpointFailures: 0,
-      claimedAttempt: 0,
-      mark: r.next_attempt_at,
-      attempted: true,
-      status: 'success',
-      nextAttemptAt: null,
-      attemptedAt: t.clock.now(),
-      error: null,
-      responseStatus: 200,
-      responseTimeMs: 3,
-      requestSignature: 'v1,c2lnbmF0dXJl',
-      requestHeaders: null,
-      responseBody: '',
-      responseHeaders: { 'content-length': '0' },
-      timedOut: false,
-    }));
+    const rows = await t.ctx.db.query<{ id: string; attempt: number; next_attempt_at: Date }>('SELECT id, attempt, next_attempt_at FROM webhook_deliveries ORDER BY id LIMIT $1', [BATCH]);
+    outcomes = rows.map((r) => successOf(r, endpointId, t.clock.now()));
   });
   afterAll(() => t?.close());
 

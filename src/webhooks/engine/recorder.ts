@@ -35,6 +35,8 @@ export class OutcomeRecorder {
   private writing = 0;
   /** Failed batches waiting to be tried again. */
   private readonly retries = new Map<NodeJS.Timeout, Outcome[]>();
+  /** Failed batches being tried again, off the writers, with their sizes: a flush waits for them too. */
+  private readonly retrying = new Map<Promise<void>, number>();
   private stopped = false;
   /** Until when (performance.now()) the last flush tries failed writes again. */
   private lastUntil: number | null = null;
@@ -54,6 +56,7 @@ export class OutcomeRecorder {
   lag(): number {
     let retrying = 0;
     for (const batch of this.retries.values()) retrying += batch.length;
+    for (const size of this.retrying.values()) retrying += size;
     return this.queue.length + this.writing + retrying;
   }
 
@@ -72,9 +75,9 @@ export class OutcomeRecorder {
       this.queue.push(...batch);
     }
     this.retries.clear();
-    while (this.writers.size > 0 || this.queue.length > 0) {
+    while (this.writers.size > 0 || this.queue.length > 0 || this.retrying.size > 0) {
       this.start();
-      await Promise.allSettled(this.writers);
+      await Promise.allSettled([...this.writers, ...this.retrying.keys()]);
     }
   }
 
@@ -120,7 +123,8 @@ export class OutcomeRecorder {
       // Tried again off the writers, so that other batches are not held up behind it.
       const timer = setTimeout(() => {
         this.retries.delete(timer);
-        void this.write(batch, tries + 1, deadline);
+        const retry: Promise<void> = this.write(batch, tries + 1, deadline).finally(() => this.retrying.delete(retry));
+        this.retrying.set(retry, batch.length);
       }, RETRY_MS[Math.min(tries, RETRY_MS.length - 1)]);
       this.retries.set(timer, batch);
       return;
