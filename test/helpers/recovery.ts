@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import type { components } from '../../sdk/src/schema.js';
 import { newId } from '../../src/lib/ids.js';
 import { ManualClock, type TestApp } from './app.js';
 import { eventually, openAppAndReceiver } from './delivery.js';
@@ -7,21 +8,8 @@ import type { Receiver } from './receiver.js';
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
 
-export interface Recovery {
-  object: string;
-  id: string;
-  endpointId: string;
-  since: string;
-  until: string;
-  statuses: string[];
-  status: 'running' | 'completed' | 'failed';
-  count: number;
-  replayed: number;
-  skipped: number;
-  error: string | null;
-  createdAt: string;
-  completedAt: string | null;
-}
+/** A recovery as the API answers it (the OpenAPI document's WebhookRecovery). */
+export type Recovery = components['schemas']['WebhookRecovery'];
 
 /**
  * An app and a receiver (openAppAndReceiver) for the recovery tests: private targets allowed, a

@@ -35,8 +35,8 @@ export class OutcomeRecorder {
   private writing = 0;
   /** Failed batches waiting to be tried again. */
   private readonly retries = new Map<NodeJS.Timeout, Outcome[]>();
-  /** Failed batches being tried again, off the writers, with their sizes: a flush waits for them too. */
-  private readonly retrying = new Map<Promise<void>, number>();
+  /** Failed batches being tried again, off the writers: a flush waits for them too. */
+  private readonly retrying = new Map<Promise<void>, Outcome[]>();
   private stopped = false;
   /** Until when (performance.now()) the last flush tries failed writes again. */
   private lastUntil: number | null = null;
@@ -56,7 +56,7 @@ export class OutcomeRecorder {
   lag(): number {
     let retrying = 0;
     for (const batch of this.retries.values()) retrying += batch.length;
-    for (const size of this.retrying.values()) retrying += size;
+    for (const batch of this.retrying.values()) retrying += batch.length;
     return this.queue.length + this.writing + retrying;
   }
 
@@ -124,7 +124,7 @@ export class OutcomeRecorder {
       const timer = setTimeout(() => {
         this.retries.delete(timer);
         const retry: Promise<void> = this.write(batch, tries + 1, deadline).finally(() => this.retrying.delete(retry));
-        this.retrying.set(retry, batch.length);
+        this.retrying.set(retry, batch);
       }, RETRY_MS[Math.min(tries, RETRY_MS.length - 1)]);
       this.retries.set(timer, batch);
       return;
