@@ -81,8 +81,9 @@ describe('idempotency keys across a lost database', () => {
 
   it('a commit whose answer is lost: the client sees 503, its retry gets the stored response, and one product was made', async () => {
     const { t, proxy, app, receiver, secret } = await setup();
-    // Warm: the credential cached, the service's connections open.
-    expect((await create(app, t, 'Warm-up', 'warm')).statusCode).toBe(201);
+    // Warm: the credential cached, the service's connections open. A first request on a busy machine
+    // may outlast the short time-outs (503); with its key, sending it again is safe.
+    await eventually(async () => (await create(app, t, 'Warm-up', 'warm')).statusCode === 201, 15_000);
 
     const cut = proxy.cutAt('COMMIT', true);
     const first = await create(app, t, 'Committed in the dark', 'cut-after-commit');
