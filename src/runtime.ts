@@ -19,6 +19,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { SecretBox, parseMasterKey } from './lib/secretbox.js';
 import { verifyMasterKey } from './ops/master-key.js';
 import { Metrics } from './ops/metrics.js';
+import { dueDeliveries } from './webhooks/engine/due.js';
 import { PushQueue, type PushOptions } from './notifications/push/queue.js';
 import { openRateLimitStore } from './ratelimit/open.js';
 import type { RateLimitStore } from './ratelimit/store.js';
@@ -73,7 +74,7 @@ export function createContext(
   const link = new WorkerLink(db, clock, config.leaseMs);
   const sequencer = new Sequencer(db, config.pollIntervalMs);
   const outbox = new Outbox(db, link, sequencer);
-  const metrics = new Metrics(db, clock);
+  const metrics = new Metrics({ poolStats: () => db.poolStats(), dueDeliveries: (now) => dueDeliveries(db, now) }, clock);
   return {
     config,
     db,

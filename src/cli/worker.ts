@@ -3,7 +3,7 @@ import { keepStatistics } from '../db/statistics.js';
 import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
 import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
-import { startTracing, stopTracing } from '../ops/trace.js';
+import { startTracing, stopTracing } from '../ops/tracing/start.js';
 import { openContext } from '../runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
 import { startWorkers } from '../webhooks/engine/workers.js';

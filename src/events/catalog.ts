@@ -1,3 +1,5 @@
+import { Type } from '@sinclair/typebox';
+
 /**
  * Every event type the service emits: the catalog webhook subscriptions are checked against, and the
  * source of the event schemas and the `webhooks` section of the OpenAPI document. `subject` is the
@@ -24,3 +26,9 @@ export const EVENT_CATALOG = [
 export type EventType = (typeof EVENT_CATALOG)[number]['type'];
 
 export const EVENT_TYPES: readonly EventType[] = EVENT_CATALOG.map((e) => e.type);
+
+/**
+ * A filter on one event type of the catalog (this catalog, its single source): a type outside it is
+ * refused with the list of types, rather than answered with an empty list that hides a typo.
+ */
+export const EventTypeFilter = (description: string) => Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT_TYPES], description });

@@ -2,13 +2,9 @@ import { Type, type TObject } from '@sinclair/typebox';
 import { exampleId } from '../openapi/examples.js';
 import { ListOf } from '../http/list.js';
 import { PageQuery } from '../http/pagination.js';
-import { EVENT_CATALOG, EVENT_TYPES, type EventType } from './catalog.js';
+import { EVENT_CATALOG, EVENT_TYPES, EventTypeFilter, type EventType } from './catalog.js';
 
-/**
- * A filter on one event type of the catalog (catalog.ts, its single source): a type outside it is
- * refused with the list of types, rather than answered with an empty list that hides a typo.
- */
-export const EventTypeFilter = (description: string) => Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT_TYPES], description });
+export { EventTypeFilter };
 
 /** `product.created` → `ProductCreatedEvent`: the name of a type's payload schema. */
 export function eventSchemaName(type: string): string {

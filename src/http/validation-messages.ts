@@ -1,7 +1,5 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import { CURRENCY_PATTERN } from '../lib/money.js';
-import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from '../webhooks/endpoints/headers.js';
-import { URL_PATTERN } from '../webhooks/endpoints/schemas.js';
 import type { ErrorDetail } from './errors.js';
 
 type AjvError = FastifySchemaValidationError & { propertyName?: string };
@@ -43,14 +41,17 @@ const FORMATS: Record<string, string> = {
 /** Printable ASCII, space to tilde: a pattern for header values (Idempotency-Key). */
 export const PRINTABLE_ASCII = '^[\\x20-\\x7E]*$';
 
-/** Patterns described in words rather than shown. */
+/** Patterns described in words rather than shown; a module that declares a pattern adds its words (describePattern). */
 const PATTERNS: Record<string, string> = {
   [PRINTABLE_ASCII]: 'must be printable ASCII characters only (space to ~)',
   [CURRENCY_PATTERN]: 'must be an ISO 4217 currency code such as USD, EUR or JPY (upper case)',
-  [URL_PATTERN]: "must be an absolute URL of the form https://host/path (a broker's: amqp://user:password@host/vhost), without spaces or control characters",
-  [HEADER_NAME_PATTERN]: "is not a valid header name (1-100 letters, digits and !#$%&'*+.^_`|~-)",
-  [HEADER_VALUE_PATTERN]: 'must be printable ASCII characters, without spaces at either end',
 };
+
+/** A schema pattern with the words a refusal uses for it instead of showing the pattern; returns the pattern. */
+export function describePattern(pattern: string, words: string): string {
+  PATTERNS[pattern] = words;
+  return pattern;
+}
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 

@@ -1,5 +1,4 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Db } from '../db/db.js';
 import type { Clock } from '../lib/clock.js';
 import { withDeadline } from '../lib/deadline.js';
 
@@ -70,6 +69,13 @@ export type RouteRecorder = (status: number, seconds: number) => void;
  * served by GET /metrics. Labels are route templates, methods, statuses, outcomes and table names,
  * never URLs or ids, so the number of series is bounded by the code, not by the traffic.
  */
+/** What is read at scrape time, handed in by the process that owns the database. */
+export interface MetricSources {
+  poolStats(): { idle: number; total: number; waiting: number; max: number };
+  /** Due deliveries (counted up to DUE_COUNT_CAP) and the oldest one's due time. */
+  dueDeliveries(now: Date): Promise<{ due: number; oldest: Date | null }>;
+}
+
 export class Metrics implements EngineMetrics {
   readonly registry = new Registry();
   private readonly http: Histogram<'method' | 'route' | 'status'>;
@@ -88,7 +94,7 @@ export class Metrics implements EngineMetrics {
   private readonly byOutcome: Record<AttemptOutcome, { count: Counter.Internal; seconds: Histogram.Internal<string> }>;
 
   constructor(
-    private readonly db: Db,
+    private readonly sources: MetricSources,
     private readonly clock: Clock,
   ) {
     const registers = [this.registry];
@@ -184,13 +190,13 @@ export class Metrics implements EngineMetrics {
 
   /** Values read at scrape time: the database pool and the due deliveries. */
   private async refresh(): Promise<void> {
-    const stats = this.db.poolStats();
+    const stats = this.sources.poolStats();
     this.pool.set({ state: 'idle' }, stats.idle);
     this.pool.set({ state: 'busy' }, stats.total - stats.idle);
     this.poolWaiting.set(stats.waiting);
     this.poolMax.set(stats.max);
     try {
-      const { due, oldest } = await withDeadline(dueDeliveries(this.db, this.clock.now()), SCRAPE_QUERY_TIMEOUT_MS, 'the database');
+      const { due, oldest } = await withDeadline(this.sources.dueDeliveries(this.clock.now()), SCRAPE_QUERY_TIMEOUT_MS, 'the database');
       this.due.set(due);
       this.oldestDue.set(oldest ? Math.max(0, (this.clock.now().getTime() - oldest.getTime()) / 1000) : 0);
     } catch {
@@ -199,19 +205,4 @@ export class Metrics implements EngineMetrics {
       this.oldestDue.reset();
     }
   }
-}
-
-/**
- * Due deliveries and the oldest one's due time, from the `webhook_deliveries_due` index
- * (next_attempt_at of pending rows): a range scan up to now, at most DUE_COUNT_CAP entries.
- */
-export async function dueDeliveries(db: Db, now: Date): Promise<{ due: number; oldest: Date | null }> {
-  const [row] = await db.query<{ due: number; oldest: Date | null }>(
-    `SELECT count(*)::int AS due, min(next_attempt_at) AS oldest
-       FROM (SELECT next_attempt_at FROM webhook_deliveries
-              WHERE status = 'pending' AND next_attempt_at <= $1
-              ORDER BY next_attempt_at LIMIT ${DUE_COUNT_CAP}) d`,
-    [now],
-  );
-  return row;
 }

@@ -1,5 +1,5 @@
 import { validation, type ErrorDetail } from '../http/errors.js';
-import type { ProductRow } from '../products/store.js';
+import type { OrderedProduct } from './products.js';
 import type { LineItemView } from './schemas.js';
 
 /** Amounts are JSON numbers: every amount and the total stay exact integers in JavaScript. */
@@ -16,7 +16,7 @@ export interface PricedLines {
  * one of `products` (those of the workspace, not deleted), active and priced, all in one currency;
  * every line that is not is named in the 400, `lineItems[i]` by its place in the request.
  */
-export function priceLineItems(lines: { productId: string; quantity: number }[], products: Map<string, ProductRow>): PricedLines {
+export function priceLineItems(lines: { productId: string; quantity: number }[], products: Map<string, OrderedProduct>): PricedLines {
   const problems: { index: number; field: string; message: string }[] = [];
   const lineItems: LineItemView[] = [];
   let currency: { code: string; index: number } | null = null;

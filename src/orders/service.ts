@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import { newId } from '../lib/ids.js';
 import type { Write } from '../outbox/outbox.js';
-import { findProductsByIds } from '../products/store.js';
+import { findOrderedProducts } from './products.js';
 import { priceLineItems } from './pricing.js';
 import type { LineItemView, OrderCreateInput } from './schemas.js';
 import { insertOrder } from './store.js';
@@ -18,7 +18,7 @@ export interface OrderCreation {
  * `write` for the API, `writeIn` inside a transaction (the demo data).
  */
 export async function prepareOrder(q: Queryable, workspaceId: string, input: OrderCreateInput, now: Date): Promise<OrderCreation> {
-  const products = await findProductsByIds(q, workspaceId, input.lineItems.map((l) => l.productId));
+  const products = await findOrderedProducts(q, workspaceId, input.lineItems.map((l) => l.productId));
   const priced = priceLineItems(input.lineItems, products);
   const id = newId('ord', now);
   const order = { id, workspaceId, ...priced, customerEmail: input.customerEmail ?? null, metadata: input.metadata ?? {} };

@@ -5,7 +5,6 @@ import type { Write } from '../outbox/outbox.js';
 import { Where } from '../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../db/keyset.js';
 import { shape, type Row } from '../http/shape.js';
-import { isId } from '../lib/ids.js';
 import { Product, type ProductUpdateInput } from './schemas.js';
 
 export interface ProductRow {
@@ -57,16 +56,6 @@ export async function findProduct(q: Queryable, workspaceId: string, id: string)
 }
 
 /** The products of `ids` in the workspace that are not deleted, by id; ids of any other shape find nothing. */
-export async function findProductsByIds(q: Queryable, workspaceId: string, ids: string[]): Promise<Map<string, ProductRow>> {
-  const wanted = [...new Set(ids.filter((id) => isId('prd', id)))];
-  if (wanted.length === 0) return new Map();
-  const rows = await q.query<ProductRow>(
-    `SELECT ${PRODUCT_COLUMNS} FROM products WHERE id = ANY($1::text[]) AND workspace_id = $2 AND deleted_at IS NULL`,
-    [wanted, workspaceId],
-  );
-  return new Map(rows.map((row) => [row.id, row]));
-}
-
 /**
  * A page of products as their JSON texts, rendered by the database from the shape (the metadata map
  * is serialised here, so its keys keep the order JavaScript gives them, integer-like keys first,

@@ -1,4 +1,5 @@
 import { validation, type ErrorDetail } from '../../http/errors.js';
+import { describePattern } from '../../http/validation-messages.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 
 /** Extra request headers an endpoint may carry at most. */
@@ -10,7 +11,10 @@ export const MAX_HEADER_VALUE_LENGTH = 1000;
 export const REDACTED = '[redacted]';
 
 /** An HTTP field name (RFC 9110 token). */
-export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+export const HEADER_NAME_PATTERN = describePattern(
+  "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+  "is not a valid header name (1-100 letters, digits and !#$%&'*+.^_`|~-)",
+);
 const TOKEN = new RegExp(HEADER_NAME_PATTERN);
 
 /**
@@ -23,7 +27,10 @@ const SET_BY_SERVICE = new Set(['content-type', 'content-length', 'host', 'user-
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect']);
 
 /** Visible ASCII and spaces inside, no space at either end. */
-export const HEADER_VALUE_PATTERN = '^[\\x21-\\x7e](?:[\\x20-\\x7e]*[\\x21-\\x7e])?$';
+export const HEADER_VALUE_PATTERN = describePattern(
+  '^[\\x21-\\x7e](?:[\\x20-\\x7e]*[\\x21-\\x7e])?$',
+  'must be printable ASCII characters, without spaces at either end',
+);
 const VALUE = new RegExp(HEADER_VALUE_PATTERN);
 
 function reservedReason(name: string): string | null {

@@ -6,6 +6,7 @@ import { ExpandParam } from '../../http/expand.js';
 import { ListOf } from '../../http/list.js';
 import { PageQuery } from '../../http/pagination.js';
 import { StringMap } from '../../http/string-map.js';
+import { describePattern } from '../../http/validation-messages.js';
 import { subscriptionPatterns } from '../../events/patterns.js';
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MAX_HEADERS, MAX_HEADER_NAME_LENGTH, MAX_HEADER_VALUE_LENGTH } from './headers.js';
 
@@ -17,8 +18,10 @@ export const MAX_URL_LENGTH = 2048;
  * (https://, amqp(s)://, nats:// and tls://, and http:// with SVC_ALLOW_PRIVATE_TARGETS) and which
  * hosts' addresses are allowed depends on the settings, and is checked after it (checkUrl, checkTarget).
  */
-export const URL_PATTERN =
-  '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^\\s\\u0000-\\u001f\\u007f/\\\\?#@]+@)?[^\\s\\u0000-\\u001f\\u007f/\\\\?#@]+(?:[/?#][^\\s\\u0000-\\u001f\\u007f]*)?$';
+export const URL_PATTERN = describePattern(
+  '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^\\s\\u0000-\\u001f\\u007f/\\\\?#@]+@)?[^\\s\\u0000-\\u001f\\u007f/\\\\?#@]+(?:[/?#][^\\s\\u0000-\\u001f\\u007f]*)?$',
+  "must be an absolute URL of the form https://host/path (a broker's: amqp://user:password@host/vhost), without spaces or control characters",
+);
 const EXAMPLE_URL = 'https://hooks.example.com/svc';
 const EXAMPLE_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1zpKvKJHtbVk';
 const EXAMPLE_PUBLIC_KEY = 'whpk_jMvqYLNb3hl3GmOWqNpEUGNsETqJ6pVk3Ib5/bmzNUs=';
