@@ -7,7 +7,7 @@ import { newToken } from '../src/lib/tokens.js';
 import { ManualClock, startTestApp, userOf, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';
 
-/** Spec 5 and the 401/403 rows of DESIGN's error table: who may call, and on which workspace. */
+/** Credentials, roles and the 401/403 rows of docs/api.md#errors: who may call, and on which workspace. */
 describe('credentials and roles', () => {
   const START = '2026-05-01T10:00:00.000Z';
   const clock = new ManualClock(Date.parse(START));

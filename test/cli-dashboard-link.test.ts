@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cliBuilt, freePort, runCli, runJson, startServer, tempDataDir, type Server } from './helpers/cli.js';
 
 /**
- * Issue 35 item 8: `svc admin dashboard-link` prints a link to the service that will read it: the
+ * `svc admin dashboard-link` prints a link to the service that will read it: the
  * svc serve running on the data folder, whatever PORT the command's own environment has.
  */
 describe('svc admin dashboard-link', { timeout: 240_000 }, () => {

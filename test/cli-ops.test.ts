@@ -13,8 +13,8 @@ function failedWith(result: CliResult, code: number, line: string): void {
 }
 
 /**
- * Issue 22 items 3, 4, 6 and 7 as an operator meets them: the built `svc` run as processes, on the
- * embedded default (a data folder).
+ * The built `svc` as an operator meets it, run as processes on the embedded default (a data folder):
+ * the demo set, listings, one-line failures, the master key, and one PostgreSQL shared by commands.
  */
 describe('svc for operators', { timeout: 300_000 }, () => {
   let dataDir: string;

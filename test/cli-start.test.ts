@@ -36,7 +36,7 @@ async function until(what: string, check: () => boolean, ms: number): Promise<vo
 }
 
 /**
- * Issue 35 item 10: `npm start` stopped through npm leaves nothing behind, and the command line's
+ * `npm start` stopped through npm leaves nothing behind, and the command line's
  * answers to a missing command and to a setting passed as an option.
  */
 describe('npm start and the command line', { timeout: 300_000 }, () => {

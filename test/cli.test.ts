@@ -5,7 +5,7 @@ import { ADMIN_COMMANDS } from '../src/cli/admin.js';
 import { CLI, cliBuilt, freePort, request, runCli, runJson, startServer, tempDataDir } from './helpers/cli.js';
 
 /**
- * Issue 2 items 1-4: the built `svc` tool, run as a user would, on the embedded default (a data
+ * The built `svc` tool, run as a user would, on the embedded default (a data
  * folder whose PostgreSQL server each command starts, or uses while svc serve runs).
  */
 describe('svc command line', { timeout: 240_000 }, () => {
@@ -82,7 +82,7 @@ describe('svc command line', { timeout: 240_000 }, () => {
     expect((await runJson(['migrate'], env)).applied).toEqual([]);
   });
 
-  it('svc demo --json prints the demo set of issue 2, and its credentials work against svc serve', async () => {
+  it('svc demo --json prints the demo set, and its credentials work against svc serve', async () => {
     const demo = await runJson(['demo'], env);
     expect(demo).toMatchObject({
       baseUrl: `http://127.0.0.1:${port}`,

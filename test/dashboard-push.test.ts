@@ -12,7 +12,7 @@ import { browserKeys, subscriptionBody } from './helpers/push.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 /**
- * Issue 38 item 4: the notifications page in Debian's Chromium. Headless Chromium has the Push API
+ * The notifications page in Debian's Chromium. Headless Chromium has the Push API
  * but no push service to subscribe with, so devices are made through the API, and the service
  * worker's push handling is driven through DevTools (ServiceWorker.deliverPushMessage).
  */

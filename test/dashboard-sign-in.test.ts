@@ -4,7 +4,7 @@ import { hashToken } from '../src/lib/tokens.js';
 import { ManualClock, startTestApp, userOf, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';
 
-/** Issue 21: the dashboard's one-time sign-in links, the session tokens they give, and signing out. */
+/** The dashboard's one-time sign-in links, the session tokens they give, and signing out. */
 describe('dashboard sign-in', () => {
   let t: TestApp;
   const clock = new ManualClock(Date.parse('2026-05-01T08:00:00.000Z'));

@@ -8,7 +8,7 @@ import { DASHBOARD_CSP, DASHBOARD_DIST, registerDashboard } from '../src/dashboa
 import { registerErrorHandler } from '../src/http/error-handler.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 
-/** Issue 21: how `svc serve` serves the built dashboard at /dashboard/. */
+/** How `svc serve` serves the built dashboard at /dashboard/. */
 describe('dashboard files', () => {
   let dist: string;
   let app: FastifyInstance;

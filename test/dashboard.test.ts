@@ -12,7 +12,7 @@ import { LogCapture } from './helpers/log.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 /**
- * Issue 21: the dashboard in Debian's Chromium against a live service with a delivery worker and a
+ * The dashboard in Debian's Chromium against a live service with a delivery worker and a
  * receiver on 127.0.0.1. The journeys run in order, as a person would; each page is screenshotted
  * (test-artifacts/dashboard/<engine>/) and checked with axe-core. No token, code or secret may
  * appear in a URL the browser asks for or in the service's log.

@@ -12,7 +12,7 @@ async function deadPid(): Promise<number> {
   return child.pid!;
 }
 
-/** Issue 22 item 4, in this process: the lock file of an embedded data folder (src/db/lock.ts). */
+/** The lock file of an embedded data folder (src/db/embedded/lock.ts), in this process. */
 describe('embedded data folder lock', () => {
   let dir: string;
   const lockFile = () => join(dir, LOCK_FILE);

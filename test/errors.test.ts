@@ -8,7 +8,7 @@ import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';
 
 /**
- * The error envelope (spec 7, DESIGN "Errors") and the rows of DESIGN's table that are not about
+ * The error envelope and the rows of the error table (docs/api.md#errors) that are not about
  * credentials (those are in auth.test.ts): bad input, unknown routes, body limits, faults.
  */
 describe('error envelope', () => {

@@ -4,7 +4,7 @@ import { listening, logOf } from './helpers/event-stream.js';
 import { ok } from './helpers/expect.js';
 import { openSse, type SseClient } from './helpers/sse.js';
 
-/** DESIGN "Live event stream": GET /v1/events/stream as Server-Sent Events. */
+/** GET /v1/events/stream as Server-Sent Events. */
 describe('event stream', () => {
   let t: TestApp;
   let base: string;

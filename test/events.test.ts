@@ -3,7 +3,7 @@ import { ManualClock, startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';
 import { EVENT_TYPES } from '../src/events/catalog.js';
 
-/** Spec 2.3, 4.5 and 6.1: the event log, its filters, and the stored body served byte for byte. */
+/** The event log: its bodies, its filters, and the stored body served byte for byte. */
 describe('events', () => {
   const clock = new ManualClock(Date.parse('2026-07-01T08:00:00.000Z'));
   let t: TestApp;

@@ -12,7 +12,7 @@ interface WorkspaceSummary {
   permissions: string[];
 }
 
-/** Spec 4.1 rules 1-5 and spec 2.1/2.2 on GET /v1/organizations. */
+/** `expand` (docs/api.md#expand) and the organization and workspace fields on GET /v1/organizations. */
 describe('GET /v1/organizations and expand', () => {
   let t: TestApp;
   let orgId: string;
@@ -30,7 +30,7 @@ describe('GET /v1/organizations and expand', () => {
   const orgs = async (who: string, query = '') => ok(await t.call(who, 'GET', `/v1/organizations${query}`));
   const byId = (list: { data: { id: string }[] }, id: string) => list.data.find((o) => o.id === id) as { workspaces?: WorkspaceSummary[] } & Record<string, unknown>;
 
-  it('lists the caller organizations with the fields of spec 2.1, without workspaces unless expanded', async () => {
+  it('lists the caller organizations with their documented fields, without workspaces unless expanded', async () => {
     const list = await orgs(token('owner'));
     expect(list).toEqual({ data: [expect.any(Object)], nextPageUrl: null, previousPageUrl: null });
     const [org] = list.data;

@@ -11,7 +11,7 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { snapshot } from './helpers/security.js';
 
 /**
- * DESIGN "Idempotency keys", after the replays and conflicts of test/idempotency.test.ts: no refusal
+ * Idempotency keys (docs/idempotency.md), after the replays and conflicts of test/idempotency.test.ts: no refusal
  * is stored, a key belongs to its workspace and credential for 24 hours, its form, and every POST.
  */
 describe('idempotency keys', () => {

@@ -7,7 +7,7 @@ import { expectError, ok } from './helpers/expect.js';
 import { expectReplay, keyedCalls, newKey, startKeyedApp } from './helpers/idempotency.js';
 import { snapshot } from './helpers/security.js';
 
-/** DESIGN "Idempotency keys": every rule, on every POST, on both engines. */
+/** Idempotency keys (docs/idempotency.md): every rule, on every POST, on both engines. */
 describe('idempotency keys', () => {
   let t: TestApp;
   let apiKey: string;

@@ -52,7 +52,7 @@ const ROUTES: Record<string, { body?: Body | ((ids: Record<string, string>) => B
 
 const IN_PATH = '/v1/workspaces/{workspaceId}';
 
-/** Spec 5 rule 4 and DESIGN "Errors": no credential of another workspace reads or changes the first one. */
+/** Workspaces apart (docs/api.md#the-workspace-of-a-request): no credential of another workspace reads or changes the first one. */
 describe('workspace isolation', () => {
   let t: TestApp;
   let ws1: string;

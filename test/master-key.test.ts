@@ -9,7 +9,7 @@ import { createEndpoint, rotateSecret, signingSecrets } from '../src/webhooks/en
 import { openHeaders } from '../src/webhooks/endpoints/headers.js';
 import { openTestDb, type TestDb } from './helpers/db.js';
 
-/** Issue 22 item 3: a check value at first start, a wrong key refused, rotation in one transaction. */
+/** The master key: a check value at first start, a wrong key refused, rotation in one transaction. */
 describe('master key', () => {
   let testDb: TestDb;
   let workspaceId: string;

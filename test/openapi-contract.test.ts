@@ -8,7 +8,7 @@ type Schema = Record<string, any>;
 type Operation = { operationId: string; description?: string; parameters?: Schema[]; requestBody?: Schema; responses: Record<string, Schema> };
 
 /**
- * Issue 35 item 14: the document is as strict as the service where third-party tools (a validating
+ * The OpenAPI document is as strict as the service where third-party tools (a validating
  * proxy, generated contract tests, linters, a client generator) found it looser or silent, and
  * reads like real traffic. Each check below is one of their findings.
  */

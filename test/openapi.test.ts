@@ -15,7 +15,7 @@ import { DOCS_PATHS } from '../src/openapi/docs.js';
 import { registeredRoutes } from './helpers/routes.js';
 import type { Doc, Operation } from './helpers/openapi-doc.js';
 
-/** Spec 9 and issue 20: GET /openapi.json is an OpenAPI 3.1 document of every route that tools can use as it is. */
+/** GET /openapi.json is an OpenAPI 3.1 document of every route that tools can use as it is. */
 describe('GET /openapi.json', () => {
   let t: TestApp;
   let doc: Doc;

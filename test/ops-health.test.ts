@@ -11,7 +11,7 @@ import { TcpProxy } from './helpers/tcp-proxy.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** Issue 22 item 1: GET /healthz and GET /readyz, as a load balancer or an orchestrator calls them. */
+/** GET /healthz and GET /readyz, as a load balancer or an orchestrator calls them. */
 describe('health and readiness', () => {
   let t: TestApp;
   const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url, headers });

@@ -10,7 +10,7 @@ import { labelSets, sample } from './helpers/metrics.js';
 import { promlint } from './helpers/promlint.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
-/** Issue 22 item 2: GET /metrics in Prometheus text, with the metrics of docs/operations.md. */
+/** GET /metrics in Prometheus text, with the metrics of docs/operations.md. */
 describe('metrics', () => {
   let t: TestApp;
   let clock: ManualClock;

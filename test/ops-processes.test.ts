@@ -8,7 +8,7 @@ import { sample } from './helpers/metrics.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 /**
- * Issue 22 items 1 and 2 on real processes: a process that delivers serves /healthz, /readyz and
+ * Health and metrics on real processes: a process that delivers serves /healthz, /readyz and
  * /metrics on SVC_METRICS_PORT, and its /readyz turns 503 the moment SIGTERM arrives, while the
  * attempt in flight is still finishing. The process is `svc worker`, which has no API of its own.
  */

@@ -10,7 +10,7 @@ const ORDER_FIELDS = [
   'updatedAt', 'paidAt', 'fulfilledAt', 'canceledAt', 'refundedAt', 'lineItems',
 ];
 
-/** Every action, the status it is allowed from, the status it leads to and its event (DESIGN "Orders"). */
+/** Every action, the status it is allowed from, the status it leads to and its event (docs/orders.md). */
 const ACTIONS: Record<string, { from: string[]; to: string; at: string }> = {
   pay: { from: ['pending'], to: 'paid', at: 'paidAt' },
   fulfill: { from: ['paid'], to: 'fulfilled', at: 'fulfilledAt' },

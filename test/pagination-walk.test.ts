@@ -3,7 +3,7 @@ import { ManualClock, pathOf, startTestApp, type TestApp } from './helpers/app.j
 import { ok } from './helpers/expect.js';
 
 /**
- * Spec 4.6 rules 1, 3 and 6: walking a list to the end and back by its URLs, while rows are inserted
+ * Walking a list to the end and back by its URLs, while rows are inserted
  * and deleted around the cursor, shows every row that exists when the walk passes its position, once,
  * newest first, and never a deleted one.
  */

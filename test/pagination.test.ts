@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PUBLIC_URL, pathOf, startTestApp, userOf, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';
 
-/** Spec 4.6 and DESIGN "Pagination": `limit`, the page URLs, and every way a `page` token is refused. */
+/** Pagination (docs/api.md#lists): `limit`, the page URLs, and every way a `page` token is refused. */
 describe('pagination parameters and page tokens', () => {
   let t: TestApp;
   let ws1: string;

@@ -14,7 +14,7 @@ const RETRY_MS = 60_000;
 const PUSH_TIMEOUT_MS = 120_000;
 
 /**
- * Issue 38 item 3: every notification is pushed to its user's devices. Push services are real HTTP
+ * Every notification is pushed to its user's devices. Push services are real HTTP
  * receivers on 127.0.0.1 (SVC_ALLOW_PRIVATE_TARGETS, as webhook tests); the test plays the browser:
  * it makes the subscription's keys, checks the VAPID header and decrypts the message (RFC 8291).
  */

@@ -7,8 +7,8 @@ import { expectError, ok } from './helpers/expect.js';
 import { browserKeys, subscriptionBody } from './helpers/push.js';
 
 /**
- * Issue 38 items 1 and 2, spec 4.6 rule 4: the catalog of notification types and a user's push
- * devices are small result sets; devices are a user's own. The app runs as in production (no
+ * The catalog of notification types and a user's push devices are small result sets
+ * (docs/api.md#lists); devices are a user's own. The app runs as in production (no
  * private targets), so registration applies the https rule and the SSRF guard.
  */
 describe('notification types and push devices', () => {

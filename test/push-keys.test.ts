@@ -25,7 +25,7 @@ async function notify(t: TestApp, userId: string): Promise<string> {
   return id;
 }
 
-/** Issue 38: the VAPID key and the subscriptions are secrets under the master key; production sends over https to public hosts only. */
+/** The VAPID key and the subscriptions are secrets under the master key; production sends over https to public hosts only. */
 describe('push keys and subscriptions at rest', () => {
   let t: TestApp;
   let service: Receiver;

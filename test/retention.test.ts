@@ -7,7 +7,7 @@ import { sample } from './helpers/metrics.js';
 
 const DAY = 86_400_000;
 
-/** Issue 22 item 5: SVC_RETENTION deletes finished deliveries and unreferenced events, in batches, on the injected clock. */
+/** SVC_RETENTION deletes finished deliveries and unreferenced events, in batches, on the injected clock. */
 describe('retention', () => {
   let t: TestApp;
   let clock: ManualClock;

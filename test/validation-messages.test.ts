@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';
 
 /**
- * Issue 22 item 6: every refusal names its field and says what is allowed. Each row is a bad
+ * Every refusal names its field and says what is allowed. Each row is a bad
  * request and the exact message it gets; none of them changes anything.
  */
 describe('validation messages', () => {

@@ -7,7 +7,7 @@ import { statsOf, type KnownAttempt, type Stats } from './helpers/stats.js';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-/** Issue 19 item 4: an endpoint's statistics from a known set of attempts, on the injected clock. */
+/** An endpoint's statistics from a known set of attempts, on the injected clock. */
 describe('endpoint statistics', () => {
   let t: TestApp;
   let key: string;

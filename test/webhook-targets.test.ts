@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 const URL_A = 'https://hooks.example.com/a';
 
 /**
- * Issue 35 item 12: an endpoint whose host is, or resolves to, an address the sender refuses is
+ * An endpoint whose host is, or resolves to, an address the sender refuses is
  * refused when it is created or changed, with a message naming the setting that allows it, rather
  * than accepted and then failing every attempt.
  */

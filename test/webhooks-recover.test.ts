@@ -10,7 +10,7 @@ import { DAY, HOUR, openRecoveryApp, recoveryCalls, type Recovery } from './help
 import { snapshot } from './helpers/security.js';
 
 /**
- * POST /webhooks/endpoints/{endpointId}/recover (DESIGN "The delivery log and recovery"): a dry run
+ * POST /webhooks/endpoints/{endpointId}/recover (docs/webhooks.md#bulk-recovery): a dry run
  * counts, a real run replays the failed and disabled deliveries of a window in the background, batch
  * by batch, and a second run sends nothing twice. Time runs on a manual clock set near the real time,
  * so that receivers verify the signatures of what the worker sends.

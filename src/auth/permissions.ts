@@ -1,5 +1,5 @@
 /**
- * Roles resolve to permission sets; routes check permissions, never role names (DESIGN "Credentials").
+ * Roles resolve to permission sets; routes check permissions, never role names (docs/api.md#roles-and-permissions).
  * Owner and Admin hold every workspace permission, Viewer every `:read` one.
  */
 export const WORKSPACE_PERMISSIONS = [

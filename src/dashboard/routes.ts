@@ -27,7 +27,7 @@ const Session = Type.Object({
 const SessionEnded = Type.Object({ id: Type.String({ description: 'pat_... of the revoked session token.', examples: [exampleId('pat')] }), revoked: Type.Literal(true) });
 
 /**
- * The dashboard's sign-in (DESIGN "Dashboard"): a one-time code from `svc admin dashboard-link` or
+ * The dashboard's sign-in (docs/dashboard.md#sign-in-the-session-and-sign-out): a one-time code from `svc admin dashboard-link` or
  * `npm start` is exchanged for a session token, and signing out revokes that token.
  */
 export function dashboardRoutes(app: FastifyInstance, ctx: AppContext): void {

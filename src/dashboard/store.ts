@@ -3,7 +3,7 @@ import { createPersonalAccessToken, revokePersonalAccessToken } from '../admin/s
 import type { Db, Queryable } from '../db/db.js';
 import { hashToken } from '../lib/tokens.js';
 
-/** A sign-in link's code is good for 10 minutes, once (DESIGN "Dashboard"). */
+/** A sign-in link's code is good for 10 minutes, once (docs/dashboard.md#opening-it). */
 export const SIGN_IN_CODE_TTL_MS = 10 * 60_000;
 /** What a code is exchanged for: a personal access token that expires after a working day. */
 export const SESSION_TTL_MS = 12 * 3_600_000;

@@ -2,7 +2,7 @@ import type { Queryable } from './db.js';
 import type { Where } from './where.js';
 
 /**
- * Keyset pagination in SQL (spec 4.6, DESIGN "Pagination"): newest first on (created_at, id), a page
+ * Keyset pagination in SQL (docs/api.md#lists): newest first on (created_at, id), a page
  * continuing from a position in either direction. The `page` token that carries a Cursor between
  * requests, and the URLs around it, are the HTTP side's (http/pagination.ts, http/list.ts).
  */

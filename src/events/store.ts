@@ -34,7 +34,7 @@ export interface EventInput {
 }
 
 /**
- * Serialises the event once, in the field order of spec 2.3: this text is what is stored and sent.
+ * Serialises the event once, in the order id, type, created, subject (docs/receiving-webhooks.md#what-arrives): this text is what is stored and sent.
  * Events are written by the outbox only (src/outbox/).
  */
 export function buildEvent(input: EventInput): StoredEvent {

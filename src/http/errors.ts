@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 
-/** The closed list of error codes and the status each one carries (DESIGN "Errors"). */
+/** The closed list of error codes and the status each one carries (docs/api.md#errors). */
 export const ERROR_STATUS = {
   VALIDATION: 400,
   UNAUTHENTICATED: 401,

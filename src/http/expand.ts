@@ -11,7 +11,7 @@ export function ExpandParam(names: readonly string[]) {
 }
 
 /**
- * Parses `expand` (spec 4.1): comma-separated names, trimmed, duplicates ignored, one level only,
+ * Parses `expand` (docs/api.md#expand): comma-separated names, trimmed, duplicates ignored, one level only,
  * each from the endpoint's own set. Unknown or dotted names are a 400 that lists what is available.
  */
 export function parseExpand(value: string | undefined, available: readonly string[]): Set<string> {

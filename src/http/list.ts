@@ -11,7 +11,7 @@ export interface ListContext {
   config: { publicUrl: string };
 }
 
-/** The list envelope of spec 2.7 around an item schema. */
+/** The list envelope (docs/api.md#lists) around an item schema. */
 export function ListOf<T extends TSchema>(item: T, description: string) {
   return Type.Object(
     {
@@ -39,7 +39,7 @@ export function pageJson(items: string[], urls: { nextPageUrl: string | null; pr
   return `{"data":[${items.join(',')}],"nextPageUrl":${JSON.stringify(urls.nextPageUrl)},"previousPageUrl":${JSON.stringify(urls.previousPageUrl)}}`;
 }
 
-/** Small result sets come whole, with both URLs null (spec 4.6 rule 4). */
+/** Small result sets come whole, with both URLs null (docs/api.md#lists). */
 export function wholeList<T>(data: T[]): ListEnvelope<T> {
   return { data, nextPageUrl: null, previousPageUrl: null };
 }

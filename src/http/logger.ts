@@ -1,6 +1,6 @@
 import type { FastifyRequest, FastifyServerOptions } from 'fastify';
 
-/** Credentials and signing secrets by their shape (DESIGN "Credentials", "Webhook endpoints"). */
+/** Credentials and signing secrets by their shape (docs/security.md#secrets-at-rest-and-in-logs). */
 const SECRET_SHAPES = /svc_(?:sk|pat)_[0-9A-Za-z_]+|whsec_[0-9A-Za-z+/=_%-]+/g;
 
 /** Replaces anything shaped like a credential or signing secret, e.g. one a client put in a URL. */

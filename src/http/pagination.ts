@@ -6,7 +6,7 @@ import { EXAMPLE_PAGE } from '../openapi/examples.js';
 import { validation } from './errors.js';
 
 /**
- * The HTTP side of keyset pagination (spec 4.6, DESIGN "Pagination"); the SQL is db/keyset.ts. The
+ * The HTTP side of keyset pagination (docs/api.md#lists); the SQL is db/keyset.ts. The
  * `page` token holds a position and a direction, signed together with the list, its workspace,
  * filters and limit, so a tampered, foreign or filter-changed token is refused.
  */

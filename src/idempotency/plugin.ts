@@ -8,7 +8,7 @@ import { IDEMPOTENT_REPLAYED } from './header.js';
 import { expiredBefore, findResponse, keyScope, lockNumber, saveResponse, tryLock, type StoredResponse } from './store.js';
 
 /**
- * Idempotency keys on every POST under /v1 (DESIGN "Idempotency keys", docs/idempotency.md).
+ * Idempotency keys on every POST under /v1 (docs/idempotency.md).
  *
  * A POST with `Idempotency-Key` runs in one transaction (db/scope.ts) that every statement made for
  * it joins: the handler's stores, the outbox's events and deliveries. Before the handler, that

@@ -3,7 +3,7 @@ import type { Queryable } from '../db/db.js';
 import { newId } from '../lib/ids.js';
 import type { SecretBox } from '../lib/secretbox.js';
 
-/** How long a key's response is kept and replayed (DESIGN "Idempotency keys"). */
+/** How long a key's response is kept and replayed (docs/idempotency.md). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** A stored response, as a retry gets it back. */

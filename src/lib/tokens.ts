@@ -1,7 +1,7 @@
 import { hash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
-/** Credential kinds and their prefixes (spec 5); test credentials carry `test_` after the prefix. */
+/** Credential kinds and their prefixes (docs/api.md#credentials); test credentials carry `test_` after the prefix. */
 export const TOKEN_PREFIXES = {
   api_key: 'svc_sk_',
   pat: 'svc_pat_',

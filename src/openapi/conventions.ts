@@ -26,7 +26,7 @@ export interface PostHeader {
 
 /**
  * Headers every POST under /v1 honours: every POST validates them, and the OpenAPI document shows
- * them with their errors. Idempotency keys: DESIGN "Idempotency keys", src/idempotency/.
+ * them with their errors. Idempotency keys: docs/idempotency.md, src/idempotency/.
  */
 export const POST_HEADERS: readonly PostHeader[] = [
   {

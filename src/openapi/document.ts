@@ -70,7 +70,7 @@ function distinguishMounts(doc: Document): void {
 /**
  * `expand` is validated as text (comma-separated names, see http/expand.ts) and documented as what
  * it is on the wire: an array of the route's names, written comma-separated; a name given twice
- * counts once, as the spec allows. A path parameter that takes an id documents its shape
+ * counts once (docs/api.md#expand). A path parameter that takes an id documents its shape
  * (`x-id-prefix`, see http/mount.ts IdParam); an id of another shape is a 404, not a 400.
  */
 function parameterShapes(doc: Document): void {

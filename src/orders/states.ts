@@ -2,7 +2,7 @@ import type { EventType } from '../events/catalog.js';
 import { ApiError } from '../http/errors.js';
 
 /**
- * An order's life (DESIGN "Orders"): created pending; paid, then fulfilled; canceled while pending;
+ * An order's life (docs/orders.md#status): created pending; paid, then fulfilled; canceled while pending;
  * refunded once paid or fulfilled. Canceled and refunded are final. docs/orders.md draws it.
  */
 export const ORDER_STATUSES = ['pending', 'paid', 'fulfilled', 'canceled', 'refunded'] as const;

@@ -5,11 +5,11 @@ import type { AppContext } from '../context.js';
 import { ApiError } from '../http/errors.js';
 import type { RateLimitDecision, RateLimitRule } from './store.js';
 
-/** Every limit of the service counts requests per minute (spec 8). */
+/** Every limit of the service counts requests per minute (docs/rate-limits.md). */
 export const WINDOW_MS = 60_000;
 
 /**
- * IETF httpapi rate-limit headers (DESIGN "Rate limits"): the policy, what is left of it now and the
+ * IETF httpapi rate-limit headers (docs/rate-limits.md#headers): the policy, what is left of it now and the
  * seconds until it starts to refill; a refusal adds Retry-After.
  */
 function setHeaders(reply: FastifyReply, policy: string, decision: RateLimitDecision, policyText = policyHeader(policy, decision.limit)): void {

@@ -2,8 +2,8 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, ty
 
 /**
  * `whsec_` + base64 of 33 random bytes (44 characters, no padding), drawn again while it contains
- * `+` or `/`: its standard base64 and base64url spellings are then identical, so both the spec's
- * base64url decoding and the Standard Webhooks libraries' base64 decoding give the same key.
+ * `+` or `/`: its standard base64 and base64url spellings are then identical, so both base64url
+ * decoding (signingKey) and the Standard Webhooks libraries' base64 decoding give the same key.
  */
 export function newSigningSecret(): string {
   for (;;) {
@@ -12,7 +12,7 @@ export function newSigningSecret(): string {
   }
 }
 
-/** The HMAC key of a `whsec_` secret: the bytes after the prefix, base64url-decoded (spec 6.3). */
+/** The HMAC key of a `whsec_` secret: the bytes after the prefix, base64url-decoded (the same bytes as base64 for the secrets newSigningSecret draws). */
 export function signingKey(secret: string): Buffer {
   return Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64url');
 }

@@ -16,7 +16,7 @@ function keyObject(secret: string): KeyObject {
 }
 
 /**
- * Standard Webhooks signature (spec 6.3) of `<id>.<timestamp>.<body>`, one value per secret,
+ * Standard Webhooks signature (docs/receiving-webhooks.md#verify-every-request) of `<id>.<timestamp>.<body>`, one value per secret,
  * space-separated, so receivers accept while either secret of a rotation is valid: `v1,<base64
  * HMAC-SHA256>` for a `whsec_` secret, `v1a,<base64 ed25519 signature>` for a `whsk_` private key.
  */

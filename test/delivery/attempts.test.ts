@@ -26,7 +26,7 @@ interface AttemptPage {
   previousPageUrl: string | null;
 }
 
-/** Issue 19 item 1: every attempt of a delivery is kept and listed, newest first. */
+/** Every attempt of a delivery is kept and listed, newest first. */
 describe('delivery attempts log', () => {
   let t: TestApp;
   let receiver: Receiver;

@@ -10,7 +10,7 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
 describe('retry schedule', () => {
-  it('allows 11 attempts at the offsets of spec 8 with the default schedule', () => {
+  it('allows 11 attempts at the documented offsets with the default schedule', () => {
     const { retryScheduleMs } = testConfig();
     expect(maxAttempts(retryScheduleMs)).toBe(11);
     expect(attemptOffsets(retryScheduleMs)).toEqual([0, 5, 35, 155, 455, 1055, 1775, 2495, 3215, 3935, 4655].map((m) => m * MINUTE));

@@ -107,8 +107,9 @@ export function testWorker(t: TestApp, options: { concurrency?: number } = {}): 
 }
 
 /**
- * A verifier written from spec 6.3 alone: the key is the base64url-decoded part after `whsec_`,
- * the signed content `<id>.<timestamp>.<raw body>`, and any `v1,` value may match.
+ * A verifier written from the signature rules of docs/receiving-webhooks.md alone: the key is the
+ * base64url-decoded part after `whsec_`, the signed content `<id>.<timestamp>.<raw body>`, and any
+ * `v1,` value may match.
  */
 export function verifyBySpec(secret: string, headers: Record<string, string>, rawBody: Buffer): boolean {
   const id = headers['webhook-id'];

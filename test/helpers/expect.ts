@@ -9,7 +9,7 @@ export interface ErrorEnvelope {
 }
 
 /**
- * Asserts the error envelope of DESIGN "Errors": status and code, a message, and a `requestId` equal to
+ * Asserts the error envelope of docs/api.md#errors: status and code, a message, and a `requestId` equal to
  * the response's `Request-Id` header; a 401 also carries `WWW-Authenticate: Bearer`.
  */
 export function expectError(res: LightMyRequestResponse, status: number, code: string): ErrorEnvelope {

@@ -28,7 +28,7 @@ export interface Envelope {
   details?: { path: string; message: string }[];
 }
 
-/** The documented error envelope (DESIGN "Errors"): `{error: {code, message, requestId}}`, id = Request-Id. */
+/** The documented error envelope (docs/api.md#errors): `{error: {code, message, requestId}}`, id = Request-Id. */
 export function expectEnvelope(status: number, headers: Record<string, unknown>, body: string, label = ''): Envelope {
   const where = `${label} -> ${status} ${body.slice(0, 300)}`;
   expect(status, where).toBeGreaterThanOrEqual(400);

@@ -6,7 +6,7 @@ import { toIso } from '../../lib/iso.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import { pushServiceOf, type Subscription } from './subscription.js';
 
-/** Devices a user may register: the list is a small result set (spec 4.6 rule 4), and each one gets every push. */
+/** Devices a user may register: the list is a small result set (docs/api.md#lists), and each one gets every push. */
 export const MAX_DEVICES = 20;
 
 interface DeviceRow {

@@ -8,8 +8,8 @@ import { NatsSender } from './nats.js';
 export const BROKER_IDLE_MS = 60_000;
 
 /**
- * The sender the engine attempts through: the URL's scheme picks the destination (DESIGN
- * "Destinations"), an HTTPS receiver, RabbitMQ or NATS JetStream; each is a Sender of its own,
+ * The sender the engine attempts through: the URL's scheme picks the destination
+ * (docs/destinations.md), an HTTPS receiver, RabbitMQ or NATS JetStream; each is a Sender of its own,
  * and the brokers' are made when first needed.
  */
 export class Destinations implements Sender {

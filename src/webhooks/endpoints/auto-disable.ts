@@ -4,7 +4,7 @@ import { newId } from '../../lib/ids.js';
 import { writeIn } from '../../outbox/outbox.js';
 import { disablePendingDeliveries } from '../deliveries/store.js';
 
-/** Consecutive failed deliveries after which an endpoint is disabled (spec 8). */
+/** Consecutive failed deliveries after which an endpoint is disabled (docs/delivery.md#states). */
 export const AUTO_DISABLE_AFTER = 5;
 
 export const AUTO_DISABLED_EVENT = 'webhook.endpoint.auto_disabled';
@@ -16,7 +16,7 @@ export const GONE = 410;
 export type AutoDisableReason = 'auto' | 'gone';
 
 /**
- * Auto-disables an endpoint inside the caller's transaction (spec 3.2): the endpoint turns inactive
+ * Auto-disables an endpoint inside the caller's transaction (docs/delivery.md#states): the endpoint turns inactive
  * with `reason` (`auto` after AUTO_DISABLE_AFTER failed deliveries, `gone` after a 410), its pending deliveries become `disabled`, the event is emitted (fanned out to
  * every subscribed endpoint; this one, now inactive, gets a `disabled` row), and every user who can
  * read the workspace's webhooks is notified. Returns false when the endpoint was no longer active.

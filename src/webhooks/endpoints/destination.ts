@@ -2,7 +2,7 @@ import { validation } from '../../http/errors.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 
 /**
- * Which destination an endpoint URL names, by its scheme (DESIGN "Destinations"): an HTTPS
+ * Which destination an endpoint URL names, by its scheme (docs/destinations.md): an HTTPS
  * receiver, a RabbitMQ broker (AMQP 0-9-1) or a NATS server with JetStream.
  */
 export type DestinationKind = 'http' | 'amqp' | 'nats';

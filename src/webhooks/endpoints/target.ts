@@ -51,8 +51,8 @@ export async function checkTarget(url: string, allowPrivateTargets: boolean): Pr
 export const HTTPS_ONLY = `must start with https:// (or amqp://, amqps://, nats://, tls:// for a broker; http:// needs ${SETTING}=1, for local development only)`;
 
 /**
- * Endpoint URLs must be https:// (DESIGN "Webhook endpoints"), or name a broker (amqp://, amqps://,
- * nats://, tls://, DESIGN "Destinations"); http:// only where private targets are allowed for local
+ * Endpoint URLs must be https:// (docs/security.md#outbound-requests-ssrf), or name a broker (amqp://, amqps://,
+ * nats://, tls://, docs/destinations.md); http:// only where private targets are allowed for local
  * development. Credentials are refused in an https:// URL (a receiver's credential goes in
  * `headers`), and allowed in a broker's, which the store seals and shows redacted; a redacted one
  * (`***`) cannot be sent back. Which addresses the host has is checked by checkTarget, and again

@@ -25,7 +25,7 @@ export interface AttemptDeps {
   metrics: Pick<Metrics, 'attemptStarted' | 'attemptFinished'>;
 }
 
-/** The Standard Webhooks headers (spec 6.2); `webhook-id` is the delivery id, so retries reuse it. */
+/** The Standard Webhooks headers (docs/receiving-webhooks.md#what-arrives); `webhook-id` is the delivery id, so retries reuse it. */
 export function deliveryHeaders(secrets: string[], deliveryId: string, at: Date, body: string): Record<string, string> {
   const timestamp = Math.floor(at.getTime() / 1000);
   return {

@@ -1,5 +1,5 @@
 /**
- * The retry schedule (spec 8): attempt 1 right away, then after a failed attempt N the next follows
+ * The retry schedule (docs/delivery.md#retry-schedule): attempt 1 right away, then after a failed attempt N the next follows
  * `schedule[N - 1]` later. With the default `5m,30m,2h,5h,10h,12h x5` that is 11 attempts over about
  * three days; a schedule of length L allows L + 1 attempts.
  */

@@ -18,7 +18,7 @@ export interface EndpointFields {
   propagateTrace: boolean;
 }
 
-/** The destination a URL names by its scheme, as the service reads it (DESIGN "Destinations"). */
+/** The destination a URL names by its scheme, as the service reads it (docs/destinations.md). */
 export function destinationOf(url: string): 'http' | 'amqp' | 'nats' {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url.trim())?.[1].toLowerCase();
   if (scheme === 'amqp' || scheme === 'amqps') return 'amqp';
