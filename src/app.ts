@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import { registerAuth } from './auth/plugin.js';
+import { registerAuthentication, registerAuthorization } from './auth/plugin.js';
 import type { AppContext } from './context.js';
 import { registerDashboard } from './dashboard/static.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
@@ -15,6 +15,7 @@ import { newId } from './lib/ids.js';
 import { registerOpenApi } from './openapi/plugin.js';
 import { registerHttpMetrics } from './ops/http-metrics.js';
 import { registerOpsRoutes } from './ops/routes.js';
+import { registerAddressGuard, registerCredentialLimits } from './ratelimit/plugin.js';
 import { tracing } from './ops/trace.js';
 import { registerRoutes } from './routes.js';
 
@@ -76,7 +77,13 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   await registerOpenApi(app, { publicUrl: ctx.config.publicUrl });
 
   registerHttpMetrics(app, ctx.metrics);
-  registerAuth(app, ctx);
+  // The request hooks of every route under /v1/, in this order (docs/architecture.md): the address
+  // guard, authentication, the credential's rate limit; then, before the body is validated,
+  // authorization and the workspace binding; idempotency keys last, once the caller is known.
+  registerAddressGuard(app, ctx);
+  registerAuthentication(app, ctx);
+  registerCredentialLimits(app, ctx);
+  registerAuthorization(app, ctx);
   refuseUndeclaredInput(app);
   registerIdempotency(app, ctx);
   const unfollow = await ctx.credentials.follow(ctx.db);

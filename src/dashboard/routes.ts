@@ -5,7 +5,6 @@ import { findUser } from '../account/store.js';
 import type { AppContext } from '../context.js';
 import { ApiError, forbidden } from '../http/errors.js';
 import { toIso } from '../lib/iso.js';
-import { countFailure } from '../ratelimit/hooks.js';
 import { CODE_PATTERN, endSession, isSessionToken, redeemSignInCode } from './store.js';
 
 const EXAMPLE_CODE = 'Zq3vR8kT1mW6yB0nC4xF7hJ2pL5sD9gA3eU6iO1rK8t';
@@ -44,8 +43,8 @@ export function dashboardRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (request, reply) => {
       const session = await redeemSignInCode(ctx.db, request.body.code, ctx.clock.now());
       if (!session) {
-        // Counted like a wrong token: an address that keeps guessing is refused for a while.
-        await countFailure(ctx, request, reply);
+        // A 401 counts against the address like a wrong token (ratelimit/plugin.ts): one that keeps
+        // guessing is refused for a while.
         throw new ApiError('UNAUTHENTICATED', 'This sign-in link is unknown, used or expired: ask for a new one (svc admin dashboard-link --user USER).');
       }
       const user = (await findUser(ctx.db, session.userId))!;

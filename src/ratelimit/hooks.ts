@@ -1,9 +1,18 @@
 import { isIP } from 'node:net';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.js';
-import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
 import { ApiError } from '../http/errors.js';
-import type { RateLimitDecision, RateLimitRule } from './store.js';
+import type { Clock } from '../lib/clock.js';
+import type { RateLimitDecision, RateLimitRule, RateLimitStore } from './store.js';
+
+/** What the rate limits use. */
+export interface RateLimitDeps {
+  clock: Clock;
+  /** Redis with REDIS_URL, else memory. */
+  rateLimits: RateLimitStore;
+  config: Pick<Config, 'rateLimitApiKey' | 'rateLimitPat' | 'rateLimitUnauthenticated'>;
+}
 
 /** Every limit of the service counts requests per minute (docs/rate-limits.md). */
 export const WINDOW_MS = 60_000;
@@ -27,8 +36,8 @@ function refused(decision: RateLimitDecision, what: string): ApiError {
   return new ApiError('RATE_LIMITED', `${what} (${decision.limit} per minute). Retry after ${seconds} s.`);
 }
 
-export function credentialRule(ctx: AppContext, principal: Principal): RateLimitRule {
-  const fallback = principal.kind === 'api_key' ? ctx.config.rateLimitApiKey : ctx.config.rateLimitPat;
+export function credentialRule(deps: RateLimitDeps, principal: Principal): RateLimitRule {
+  const fallback = principal.kind === 'api_key' ? deps.config.rateLimitApiKey : deps.config.rateLimitPat;
   return { limit: principal.rateLimit ?? fallback, windowMs: WINDOW_MS };
 }
 
@@ -36,16 +45,16 @@ export function credentialRule(ctx: AppContext, principal: Principal): RateLimit
  * A hit, then `then` with its decision: at once (no promise) when the store answers at once, as the
  * in-memory one does; a promise when it has to ask Redis.
  */
-function hitThen(ctx: AppContext, key: string, rule: RateLimitRule, consume: boolean, then: (decision: RateLimitDecision) => void): void | Promise<void> {
-  const nowMs = ctx.clock.now().getTime();
-  const store = ctx.rateLimits;
+function hitThen(deps: RateLimitDeps, key: string, rule: RateLimitRule, consume: boolean, then: (decision: RateLimitDecision) => void): void | Promise<void> {
+  const nowMs = deps.clock.now().getTime();
+  const store = deps.rateLimits;
   if (store.hitSync) return then(store.hitSync(key, rule, nowMs, consume));
   return store.hit(key, rule, nowMs, consume).then(then);
 }
 
 /** A credential's counter key, rule and policy header, worked out once per principal. */
 interface CredentialLimit {
-  ctx: AppContext;
+  deps: RateLimitDeps;
   key: string;
   rule: RateLimitRule;
   policy: string;
@@ -54,20 +63,20 @@ interface CredentialLimit {
 /** Principals are the credential cache's objects, so this lives as long as their cache entries. */
 const credentialLimits = new WeakMap<Principal, CredentialLimit>();
 
-function credentialLimit(ctx: AppContext, principal: Principal): CredentialLimit {
+function credentialLimit(deps: RateLimitDeps, principal: Principal): CredentialLimit {
   let limit = credentialLimits.get(principal);
-  if (!limit || limit.ctx !== ctx) {
-    const rule = credentialRule(ctx, principal);
-    limit = { ctx, key: `cred:${principal.credentialId}`, rule, policy: policyHeader('default', rule.limit) };
+  if (!limit || limit.deps !== deps) {
+    const rule = credentialRule(deps, principal);
+    limit = { deps, key: `cred:${principal.credentialId}`, rule, policy: policyHeader('default', rule.limit) };
     credentialLimits.set(principal, limit);
   }
   return limit;
 }
 
 /** Counts an authenticated request against its credential; past the limit, 429 RATE_LIMITED. */
-export function limitCredential(ctx: AppContext, reply: FastifyReply, principal: Principal): void | Promise<void> {
-  const limit = credentialLimit(ctx, principal);
-  return hitThen(ctx, limit.key, limit.rule, true, (decision) => {
+export function limitCredential(deps: RateLimitDeps, reply: FastifyReply, principal: Principal): void | Promise<void> {
+  const limit = credentialLimit(deps, principal);
+  return hitThen(deps, limit.key, limit.rule, true, (decision) => {
     setHeaders(reply, 'default', decision, limit.policy);
     if (!decision.allowed) throw refused(decision, 'Too many requests for this credential');
   });
@@ -101,16 +110,16 @@ function addressCounterKey(ip: string): string {
   return key;
 }
 
-function addressRule(ctx: AppContext): RateLimitRule {
-  return { limit: ctx.config.rateLimitUnauthenticated, windowMs: WINDOW_MS };
+function addressRule(deps: RateLimitDeps): RateLimitRule {
+  return { limit: deps.config.rateLimitUnauthenticated, windowMs: WINDOW_MS };
 }
 
 /**
  * Before any credential is looked at: an address whose failed authentications reached the limit is
  * refused with 429 until they age out, whatever it sends, so token guessing is bounded.
  */
-export function guardAddress(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
-  return hitThen(ctx, addressCounterKey(request.ip), addressRule(ctx), false, (decision) => {
+export function guardAddress(deps: RateLimitDeps, request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
+  return hitThen(deps, addressCounterKey(request.ip), addressRule(deps), false, (decision) => {
     if (decision.allowed) return;
     setHeaders(reply, 'unauthenticated', decision);
     throw refused(decision, 'Too many failed authentications from this address');
@@ -118,19 +127,7 @@ export function guardAddress(ctx: AppContext, request: FastifyRequest, reply: Fa
 }
 
 /** Counts a failed authentication (a 401) against the client address, then lets the 401 through. */
-export async function countFailure(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const decision = await ctx.rateLimits.hit(addressCounterKey(request.ip), addressRule(ctx), ctx.clock.now().getTime());
+export async function countFailure(deps: RateLimitDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const decision = await deps.rateLimits.hit(addressCounterKey(request.ip), addressRule(deps), deps.clock.now().getTime());
   setHeaders(reply, 'unauthenticated', decision);
-}
-
-/** Logs each change of the shared store's reachability once: one warning per outage, one recovery line. */
-export function watchRateLimitStore(app: FastifyInstance, ctx: AppContext): void {
-  const unsubscribe = ctx.rateLimits.onStatus?.((status) => {
-    if (status.state === 'down') {
-      app.log.warn({ reason: status.reason }, 'rate-limit store (Redis) unreachable: counting in this process until it is back');
-    } else {
-      app.log.info('rate-limit store (Redis) reachable again: counters are shared again');
-    }
-  });
-  if (unsubscribe) app.addHook('onClose', async () => void unsubscribe());
 }
