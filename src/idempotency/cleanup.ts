@@ -1,7 +1,15 @@
-import type { AppContext } from '../context.js';
+import type { Db } from '../db/db.js';
+import type { Clock } from '../lib/clock.js';
+import type { Metrics } from '../ops/metrics.js';
 import { idTimePrefix } from '../lib/ids.js';
 import { startPeriodic } from '../ops/periodic.js';
 import { expiredBefore } from './store.js';
+
+export interface CleanupDeps {
+  db: Db;
+  clock: Clock;
+  metrics: Pick<Metrics, 'retentionDeleted'>;
+}
 
 /** Rows deleted per statement at most: each batch is short and holds few locks. */
 const BATCH = 1000;
@@ -15,7 +23,7 @@ const INTERVAL_MS = 60 * 60_000;
  * number of processes run it side by side. Returns how many rows went; the metric of retention
  * (svc_retention_deleted_rows_total) counts them under the table's name.
  */
-export async function deleteExpiredKeys(ctx: Pick<AppContext, 'db' | 'clock' | 'metrics'>, options: { batchSize?: number; stopped?: () => boolean } = {}): Promise<number> {
+export async function deleteExpiredKeys(ctx: CleanupDeps, options: { batchSize?: number; stopped?: () => boolean } = {}): Promise<number> {
   const batchSize = options.batchSize ?? BATCH;
   const before = idTimePrefix('idk', expiredBefore(ctx.clock.now()));
   let deleted = 0;
@@ -37,6 +45,6 @@ export async function deleteExpiredKeys(ctx: Pick<AppContext, 'db' | 'clock' | '
 }
 
 /** Runs the clean-up in the background of `svc serve` and `svc worker`; stop() ends a run between two batches. */
-export function startIdempotencyCleanup(ctx: Pick<AppContext, 'db' | 'clock' | 'metrics'>, onError: (error: unknown) => void): { stop(): Promise<void> } {
+export function startIdempotencyCleanup(ctx: CleanupDeps, onError: (error: unknown) => void): { stop(): Promise<void> } {
   return startPeriodic((stopped) => deleteExpiredKeys(ctx, { stopped }), { firstMs: FIRST_RUN_MS, intervalMs: INTERVAL_MS }, onError);
 }

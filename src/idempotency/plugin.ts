@@ -1,11 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import type { AppContext } from '../context.js';
-import type { ScopedTransaction } from '../db/db.js';
+import type { Db, ScopedTransaction } from '../db/db.js';
+import type { Clock } from '../lib/clock.js';
+import type { SecretBox } from '../lib/secretbox.js';
 import { ApiError } from '../http/errors.js';
 import { withHook } from '../http/route-hooks.js';
 import { IDEMPOTENT_REPLAYED } from './header.js';
 import { expiredBefore, findResponse, keyScope, lockNumber, saveResponse, tryLock, type StoredResponse } from './store.js';
+
+/** What idempotency keys use. */
+export interface IdempotencyDeps {
+  db: Db;
+  clock: Clock;
+  /** Stored responses are encrypted (they may hold a secret shown once). */
+  secrets: SecretBox;
+}
 
 /**
  * Idempotency keys on every POST under /v1 (docs/idempotency.md).
@@ -62,15 +71,15 @@ function fingerprint(request: FastifyRequest): string {
 }
 
 /** Opens the request's transaction, takes the key, and decides: run the handler, replay, or refuse. */
-async function start(ctx: AppContext, scope: string, key: string, requestHash: string): Promise<Start> {
-  const tx = await ctx.db.openScope();
+async function start(deps: IdempotencyDeps, scope: string, key: string, requestHash: string): Promise<Start> {
+  const tx = await deps.db.openScope();
   try {
     // Another process running the same key holds this lock (this process's own are in `running`).
     if (!(await tryLock(tx, lockNumber(scope, key)))) {
       await tx.rollback();
       return { kind: 'refuse', error: inProgress() };
     }
-    const stored = await findResponse(tx, ctx.secrets, scope, key, expiredBefore(ctx.clock.now()));
+    const stored = await findResponse(tx, deps.secrets, scope, key, expiredBefore(deps.clock.now()));
     if (!stored) return { kind: 'run', tx };
     await tx.rollback();
     return stored.requestHash === requestHash ? { kind: 'replay', stored } : { kind: 'refuse', error: mismatch() };
@@ -89,7 +98,7 @@ function payloadText(payload: unknown): string | null {
 }
 
 /** Stores a success with its change and commits both; rolls back anything else. */
-async function finish(ctx: AppContext, keyed: Keyed, reply: FastifyReply, payload: unknown): Promise<void> {
+async function finish(deps: IdempotencyDeps, keyed: Keyed, reply: FastifyReply, payload: unknown): Promise<void> {
   const body = payloadText(payload);
   if (reply.statusCode < 200 || reply.statusCode >= 300 || body === null) {
     await keyed.tx.rollback();
@@ -98,7 +107,7 @@ async function finish(ctx: AppContext, keyed: Keyed, reply: FastifyReply, payloa
   }
   try {
     const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-    await saveResponse(keyed.tx, ctx.secrets, keyed.scope, keyed.key, { requestHash: keyed.requestHash, status: reply.statusCode, contentType, body }, ctx.clock.now());
+    await saveResponse(keyed.tx, deps.secrets, keyed.scope, keyed.key, { requestHash: keyed.requestHash, status: reply.statusCode, contentType, body }, deps.clock.now());
   } catch (error) {
     await keyed.tx.rollback().catch(() => {});
     throw error;
@@ -113,7 +122,7 @@ type SendHook = (request: FastifyRequest, reply: FastifyReply, payload: unknown,
 
 const isPost = (route: RouteOptions) => [route.method].flat().some((m) => m.toUpperCase() === 'POST');
 
-export function registerIdempotency(app: FastifyInstance, ctx: AppContext): void {
+export function registerIdempotency(app: FastifyInstance, deps: IdempotencyDeps): void {
   /** Keys running in this process: a second request with one is refused at once, not after waiting for the first's row lock. */
   const running = new Set<string>();
   app.decorateRequest('idempotency', null);
@@ -129,7 +138,7 @@ export function registerIdempotency(app: FastifyInstance, ctx: AppContext): void
     if (running.has(held)) return done(inProgress());
     running.add(held);
     const requestHash = fingerprint(request);
-    start(ctx, scope, key, requestHash).then(
+    start(deps, scope, key, requestHash).then(
       (outcome) => {
         if (outcome.kind === 'run') {
           request.idempotency = { tx: outcome.tx, scope, key, requestHash, held, settled: false };
@@ -151,7 +160,7 @@ export function registerIdempotency(app: FastifyInstance, ctx: AppContext): void
     const keyed = request.idempotency;
     if (!keyed || keyed.settled) return done(null, payload);
     keyed.settled = true;
-    finish(ctx, keyed, reply, payload).then(
+    finish(deps, keyed, reply, payload).then(
       () => {
         release(keyed);
         done(null, payload);
