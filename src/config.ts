@@ -49,6 +49,16 @@ export interface Config {
   metricsPort: number | null;
   /** A comment line on every event stream this often, so idle connections stay open. */
   streamKeepAliveMs: number;
+  /** An endpoint is failing once every attempt has failed for this long (docs/webhooks.md, Failure alerts). */
+  alertFailingAfterMs: number;
+  /** ... and at least this many of its deliveries fail (wait for a retry, or failed in a row). */
+  alertFailingDeliveries: number;
+  /** How often each process checks endpoints with recent failures. */
+  alertCheckMs: number;
+  /** Alert notices of a workspace are counted per window of this length... */
+  alertDigestWindowMs: number;
+  /** ... and past this many in one window, held for one digest at its end. */
+  alertDigestAfter: number;
 }
 
 export class ConfigError extends Error {}
@@ -228,5 +238,10 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: metricsToken(env),
     metricsPort: env.SVC_METRICS_PORT ? integer(env, 'SVC_METRICS_PORT', 0, 0, 65535) : null,
     streamKeepAliveMs: positiveDuration(env, 'SVC_STREAM_KEEPALIVE', '15s'),
+    alertFailingAfterMs: positiveDuration(env, 'SVC_ALERT_FAILING_AFTER', '15m'),
+    alertFailingDeliveries: integer(env, 'SVC_ALERT_FAILING_DELIVERIES', 3, 1, 1000),
+    alertCheckMs: positiveDuration(env, 'SVC_ALERT_CHECK', '5s'),
+    alertDigestWindowMs: positiveDuration(env, 'SVC_ALERT_DIGEST_WINDOW', '5m'),
+    alertDigestAfter: integer(env, 'SVC_ALERT_DIGEST_AFTER', 3, 1, 1000),
   };
 }

@@ -14,6 +14,7 @@ import { boundPort, startOpsServer } from '../ops/server.js';
 import { startTracing, stopTracing } from '../ops/tracing/start.js';
 import { openContext } from '../runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
+import { startAlerts } from '../webhooks/alerts/check.js';
 import type { DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
 import { startWorkers } from '../webhooks/engine/workers.js';
 import { demoSummary, tryLine } from './demo-text.js';
@@ -44,6 +45,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const retention = startRetention(ctx, (err) => app.log.error({ err }, 'retention failed'));
   const statistics = keepStatistics(ctx.db, (err) => app.log.error({ err }, 'statistics refresh failed'));
   const rollup = startRollup(ctx, (err) => app.log.error({ err }, 'endpoint statistics rollup failed'));
+  const alerts = startAlerts(ctx, (err) => app.log.error({ err }, 'failure alerts check failed'));
   const cleanup = startIdempotencyCleanup(ctx, (err) => app.log.error({ err }, 'idempotency key clean-up failed'));
   // Recoveries left running by an earlier start (or a process that died) go on from their cursor; app.close() stops them.
   ctx.recoveries.start((err) => app.log.error({ err }, 'webhook recovery batch failed; it is taken up again later'));
@@ -64,6 +66,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     await retention.stop();
     await statistics.stop();
     await rollup.stop();
+    await alerts.stop();
     await cleanup.stop();
     await workers?.stop(until);
     await ops?.close();

@@ -6,6 +6,7 @@ import { boundPort, startOpsServer } from '../ops/server.js';
 import { startTracing, stopTracing } from '../ops/tracing/start.js';
 import { openContext } from '../runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
+import { startAlerts } from '../webhooks/alerts/check.js';
 import { startWorkers } from '../webhooks/engine/workers.js';
 import { exitAfter, recordUntil, stopDeadlineMs, stopSignals } from './signals.js';
 
@@ -36,6 +37,7 @@ export async function runWorker(config: Config): Promise<void> {
   const retention = startRetention(ctx, (error) => report(error, 'retention'));
   const statistics = keepStatistics(ctx.db, (error) => report(error, 'statistics refresh'));
   const rollup = startRollup(ctx, (error) => report(error, 'endpoint statistics rollup'));
+  const alerts = startAlerts(ctx, (error) => report(error, 'failure alerts check'));
   const cleanup = startIdempotencyCleanup(ctx, (error) => report(error, 'idempotency key clean-up'));
   ctx.recoveries.start((error) => report(error, 'webhook recovery batch'));
   ctx.push.start(report);
@@ -50,6 +52,7 @@ export async function runWorker(config: Config): Promise<void> {
     await retention.stop();
     await statistics.stop();
     await rollup.stop();
+    await alerts.stop();
     await cleanup.stop();
     await ctx.recoveries.stop();
     await workers.stop(until);

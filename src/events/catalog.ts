@@ -20,6 +20,17 @@ export const EVENT_CATALOG = [
     subject: 'webhook_endpoint',
     description: 'A webhook endpoint was disabled after 5 consecutive failed deliveries.',
   },
+  {
+    type: 'webhook.endpoint.failing',
+    subject: 'webhook_endpoint',
+    description:
+      'Every attempt to a webhook endpoint has failed for a while (15 minutes and 3 deliveries by default); its `failing` field says since when and what fails. Once per incident.',
+  },
+  {
+    type: 'webhook.endpoint.recovered',
+    subject: 'webhook_endpoint',
+    description: 'A webhook endpoint that was failing (webhook.endpoint.failing) delivered again. Once per incident.',
+  },
   { type: 'webhook.ping', subject: null, description: 'A test event sent by send-test-event; it has no subject.' },
 ] as const satisfies readonly { type: string; subject: string | null; description: string }[];
 

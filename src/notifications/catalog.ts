@@ -1,3 +1,4 @@
+import { DIGEST_NOTICE, DISABLING_NOTICE, FAILING_EVENT, RECOVERED_EVENT } from '../webhooks/alerts/notices.js';
 import { AUTO_DISABLED_EVENT } from '../webhooks/endpoints/auto-disable.js';
 
 /**
@@ -9,5 +10,22 @@ export const NOTIFICATION_CATALOG = [
     type: AUTO_DISABLED_EVENT,
     description:
       'A webhook endpoint of a workspace where you can read webhooks was disabled after 5 consecutive failed deliveries; re-enable it once its receiver is fixed.',
+  },
+  {
+    type: FAILING_EVENT,
+    description:
+      'Every attempt to a webhook endpoint of a workspace where you can read webhooks has failed for a while: what fails, since when and how many deliveries wait.',
+  },
+  {
+    type: DISABLING_NOTICE,
+    description: 'A failing webhook endpoint is one failed delivery from being disabled.',
+  },
+  {
+    type: RECOVERED_EVENT,
+    description: 'A failing webhook endpoint delivers again.',
+  },
+  {
+    type: DIGEST_NOTICE,
+    description: 'Many webhook endpoints of one workspace changed at once: one notice counts those not told one by one.',
   },
 ] as const satisfies readonly { type: string; description: string }[];

@@ -191,7 +191,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
     },
     handler: async (request) => {
       const id = endpointIdOf(request.params);
-      const { url, subscribedEvents, description, rateLimit, headers, ordering, propagateTrace, active } = request.body;
+      const { url, subscribedEvents, description, rateLimit, headers, ordering, propagateTrace, alerts, active } = request.body;
       const target = url === undefined ? undefined : checkUrl(url, ctx.config.allowPrivateTargets);
       const route = await routeChanges(ctx, request.workspace!.id, id, target, request.body);
       if (target !== undefined) await checkTarget(target, ctx.config.allowPrivateTargets);
@@ -204,6 +204,7 @@ export function webhookEndpointRoutes(app: FastifyInstance, ctx: AppContext, mou
         headersEnc: headers === undefined ? undefined : sealHeaders(ctx.secrets, headers === null ? null : checkHeaders(headers)),
         ordering,
         propagateTrace,
+        alerts,
         active,
       };
       const row = await ctx.db.tx(async (q) => {

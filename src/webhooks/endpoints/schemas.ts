@@ -73,6 +73,26 @@ const endpointProperties = {
       },
     ),
   ),
+  alerts: Type.Boolean({
+    description:
+      'true (the default): people who can read webhooks are told when the endpoint fails for a while, when it is one failed delivery from being ' +
+      'disabled and when it delivers again, and webhook.endpoint.failing and webhook.endpoint.recovered are emitted; false: none of it.',
+  }),
+  failing: Nullable(
+    Type.Object(
+      {
+        since: Type.String({ format: 'date-time', description: 'Its first failed attempt after its last success.' }),
+        responseStatus: Nullable(Type.Integer({ description: 'The HTTP status of the latest failed attempt when the alert was raised; null without an answer.', examples: [500] })),
+        error: Nullable(Type.String({ description: 'Why that attempt failed.', examples: ['HTTP 500'] })),
+        deliveriesWaiting: Type.Integer({ minimum: 0, description: 'Deliveries that were waiting for a retry when the alert was raised.', examples: [12] }),
+      },
+      {
+        description:
+          'Set while the endpoint is failing: every attempt has failed for SVC_ALERT_FAILING_AFTER (15 minutes) and at least ' +
+          'SVC_ALERT_FAILING_DELIVERIES (3) deliveries fail; null once it delivers again, and for an endpoint with alerts off.',
+      },
+    ),
+  ),
   signatureScheme: Type.Union([Type.Literal('v1'), Type.Literal('v1a')], {
     description: 'v1: HMAC-SHA256 with the endpoint\'s secret (whsec_...); v1a: ed25519, verified with publicKey (Standard Webhooks).',
   }),
@@ -177,6 +197,8 @@ const fields = {
   ),
   propagateTrace: Type.Boolean({
     description: "false (the default), or true: each request carries a W3C traceparent header of its attempt's span while the service's tracing is on.",
+  }),  alerts: Type.Boolean({
+    description: 'false: no failure alerts for this endpoint (no notices, no webhook.endpoint.failing or recovered events); true (the default) turns them back on.',
   }),
 };
 

@@ -30,6 +30,11 @@ export interface EndpointRow {
   consecutive_failures: number;
   throttle_share: number | null;
   throttled_since: Date | null;
+  alerts: boolean;
+  failing_since: Date | null;
+  failing_status: number | null;
+  failing_error: string | null;
+  failing_waiting: number | null;
   signature_scheme: 'v1' | 'v1a';
   public_key: string | null;
   url_enc: string | null;
@@ -51,6 +56,14 @@ export const endpointShape = shape(WebhookEndpoint, {
   throttle: {
     columns: ['throttle_share', 'throttled_since'],
     read: (row) => (row.throttled_since === null ? null : { concurrency: row.throttle_share as number, since: toIso(row.throttled_since as Date) }),
+    json: null,
+  },
+  failing: {
+    columns: ['failing_since', 'failing_status', 'failing_error', 'failing_waiting'],
+    read: (row) =>
+      row.failing_since === null
+        ? null
+        : { since: toIso(row.failing_since as Date), responseStatus: row.failing_status, error: row.failing_error, deliveriesWaiting: row.failing_waiting ?? 0 },
     json: null,
   },
 });
@@ -164,6 +177,7 @@ export interface EndpointChanges {
   headersEnc?: string | null;
   ordering?: 'none' | 'subject';
   propagateTrace?: boolean;
+  alerts?: boolean;
   active?: boolean;
 }
 
@@ -184,7 +198,8 @@ export async function updateEndpoint(q: Queryable, workspaceId: string, id: stri
     .field('rate_limit', changes.rateLimit)
     .field('headers_enc', changes.headersEnc)
     .field('ordering', changes.ordering)
-    .field('propagate_trace', changes.propagateTrace);
+    .field('propagate_trace', changes.propagateTrace)
+    .field('alerts', changes.alerts);
   if (changes.active === false) {
     set.add('active = false').add("disabled_reason = CASE WHEN active OR disabled_reason IS NULL THEN 'manual' ELSE disabled_reason END");
   } else if (changes.active === true) {
