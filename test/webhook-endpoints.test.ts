@@ -38,6 +38,8 @@ describe('webhook endpoints', () => {
       ordering: 'none',
       propagateTrace: false,
       throttle: null,
+      alerts: true,
+      failing: null,
       signatureScheme: 'v1',
       publicKey: null,
       exchange: null,

@@ -1576,6 +1576,50 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook.endpoint.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.endpoint.failing
+         * @description Every attempt to a webhook endpoint has failed for a while (15 minutes and 3 deliveries by default); its `failing` field says since when and what fails. Once per incident.
+         *
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         */
+        post: operations["webhookEndpointFailingWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.endpoint.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.endpoint.recovered
+         * @description A webhook endpoint that was failing (webhook.endpoint.failing) delivered again. Once per incident.
+         *
+         *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
+         */
+        post: operations["webhookEndpointRecoveredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.ping": {
         parameters: {
             query?: never;
@@ -1731,7 +1775,7 @@ export interface components {
          * @description A type of the event catalog (GET /v1/webhooks/endpoints/event-types).
          * @enum {string}
          */
-        EventType: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
+        EventType: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered" | "webhook.ping";
         /**
          * product.created
          * @description A product was created.
@@ -2063,6 +2107,72 @@ export interface components {
             };
         };
         /**
+         * webhook.endpoint.failing
+         * @description Every attempt to a webhook endpoint has failed for a while (15 minutes and 3 deliveries by default); its `failing` field says since when and what fails. Once per incident.
+         */
+        WebhookEndpointFailingEvent: {
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.failing";
+            /**
+             * Format: date-time
+             * @description Time of emission (ISO 8601, UTC, milliseconds).
+             */
+            created: string;
+            /** @description The resource the event is about. */
+            subject: {
+                /**
+                 * @description Id of the resource.
+                 * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                 */
+                id: string;
+                /** @enum {string} */
+                type: "webhook_endpoint";
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/webhooks/endpoints/whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                 */
+                url: string;
+            };
+        };
+        /**
+         * webhook.endpoint.recovered
+         * @description A webhook endpoint that was failing (webhook.endpoint.failing) delivered again. Once per incident.
+         */
+        WebhookEndpointRecoveredEvent: {
+            /**
+             * @description evt_...
+             * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.endpoint.recovered";
+            /**
+             * Format: date-time
+             * @description Time of emission (ISO 8601, UTC, milliseconds).
+             */
+            created: string;
+            /** @description The resource the event is about. */
+            subject: {
+                /**
+                 * @description Id of the resource.
+                 * @example whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                 */
+                id: string;
+                /** @enum {string} */
+                type: "webhook_endpoint";
+                /**
+                 * @description Path of the resource: fetch it for its current state (404 once it is deleted).
+                 * @example /v1/webhooks/endpoints/whe_01jq2m7a5d9g3k7n1r5v9z3c7f
+                 */
+                url: string;
+            };
+        };
+        /**
          * webhook.ping
          * @description A test event sent by send-test-event; it has no subject.
          */
@@ -2081,7 +2191,7 @@ export interface components {
             created: string;
         };
         /** @description An event, one of the catalog types. The body is byte-identical to the one POSTed to webhook endpoints. */
-        Event: components["schemas"]["ProductCreatedEvent"] | components["schemas"]["ProductUpdatedEvent"] | components["schemas"]["ProductDeletedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderUpdatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderFulfilledEvent"] | components["schemas"]["OrderCanceledEvent"] | components["schemas"]["OrderRefundedEvent"] | components["schemas"]["WebhookEndpointAutoDisabledEvent"] | components["schemas"]["WebhookPingEvent"];
+        Event: components["schemas"]["ProductCreatedEvent"] | components["schemas"]["ProductUpdatedEvent"] | components["schemas"]["ProductDeletedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderUpdatedEvent"] | components["schemas"]["OrderPaidEvent"] | components["schemas"]["OrderFulfilledEvent"] | components["schemas"]["OrderCanceledEvent"] | components["schemas"]["OrderRefundedEvent"] | components["schemas"]["WebhookEndpointAutoDisabledEvent"] | components["schemas"]["WebhookEndpointFailingEvent"] | components["schemas"]["WebhookEndpointRecoveredEvent"] | components["schemas"]["WebhookPingEvent"];
         /** @description An endpoint's delivery statistics over a recent window, from its attempts. */
         WebhookEndpointStats: {
             window: "1h" | "24h" | "7d";
@@ -2171,6 +2281,22 @@ export interface components {
                  * @description When the endpoint was first slowed down in this spell.
                  */
                 since: string;
+            } | null;
+            /** @description true (the default): people who can read webhooks are told when the endpoint fails for a while, when it is one failed delivery from being disabled and when it delivers again, and webhook.endpoint.failing and webhook.endpoint.recovered are emitted; false: none of it. */
+            alerts: boolean;
+            failing: {
+                /**
+                 * Format: date-time
+                 * @description Its first failed attempt after its last success.
+                 */
+                since: string;
+                responseStatus: number | null;
+                error: string | null;
+                /**
+                 * @description Deliveries that were waiting for a retry when the alert was raised.
+                 * @example 12
+                 */
+                deliveriesWaiting: number;
             } | null;
             /** @description v1: HMAC-SHA256 with the endpoint's secret (whsec_...); v1a: ed25519, verified with publicKey (Standard Webhooks). */
             signatureScheme: "v1" | "v1a";
@@ -6076,7 +6202,7 @@ export interface operations {
                  */
                 page?: string;
                 /** @description Exact event type, from the catalog. */
-                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
+                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered" | "webhook.ping";
                 /**
                  * @description Subject type, e.g. product.
                  * @example product
@@ -6316,7 +6442,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this type: a type of the catalog, or a prefix pattern such as product.* for every type under it. */
-                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping" | "order.*" | "product.*" | "webhook.*" | "webhook.endpoint.*";
+                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered" | "webhook.ping" | "order.*" | "product.*" | "webhook.*" | "webhook.endpoint.*";
                 /**
                  * @description Start right after this event (evt_...), from the event log. The Last-Event-ID header, when sent, takes its place.
                  * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
@@ -6651,6 +6777,22 @@ export interface operations {
                              * @description When the endpoint was first slowed down in this spell.
                              */
                             since: string;
+                        } | null;
+                        /** @description true (the default): people who can read webhooks are told when the endpoint fails for a while, when it is one failed delivery from being disabled and when it delivers again, and webhook.endpoint.failing and webhook.endpoint.recovered are emitted; false: none of it. */
+                        alerts: boolean;
+                        failing: {
+                            /**
+                             * Format: date-time
+                             * @description Its first failed attempt after its last success.
+                             */
+                            since: string;
+                            responseStatus: number | null;
+                            error: string | null;
+                            /**
+                             * @description Deliveries that were waiting for a retry when the alert was raised.
+                             * @example 12
+                             */
+                            deliveriesWaiting: number;
                         } | null;
                         /** @description v1: HMAC-SHA256 with the endpoint's secret (whsec_...); v1a: ed25519, verified with publicKey (Standard Webhooks). */
                         signatureScheme: "v1" | "v1a";
@@ -7222,6 +7364,8 @@ export interface operations {
                     subject?: string | null;
                     /** @description false (the default), or true: each request carries a W3C traceparent header of its attempt's span while the service's tracing is on. */
                     propagateTrace?: boolean;
+                    /** @description false: no failure alerts for this endpoint (no notices, no webhook.endpoint.failing or recovered events); true (the default) turns them back on. */
+                    alerts?: boolean;
                     /** @description false pauses (pending deliveries become disabled); true re-enables and resets the failure count. */
                     active?: boolean;
                 };
@@ -7872,7 +8016,7 @@ export interface operations {
                 /** @description pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive. */
                 status?: "pending" | "success" | "failed" | "disabled";
                 /** @description Exact event type, from the catalog. */
-                eventType?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
+                eventType?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered" | "webhook.ping";
                 /** @description createdAt at or after this instant (ISO 8601 with offset). */
                 createdGte?: string;
                 /** @description createdAt at or before this instant (ISO 8601 with offset). */
@@ -11085,7 +11229,7 @@ export interface operations {
                  */
                 page?: string;
                 /** @description Exact event type, from the catalog. */
-                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
+                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered" | "webhook.ping";
                 /**
                  * @description Subject type, e.g. product.
                  * @example product
@@ -11342,7 +11486,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this type: a type of the catalog, or a prefix pattern such as product.* for every type under it. */
-                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping" | "order.*" | "product.*" | "webhook.*" | "webhook.endpoint.*";
+                type?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered" | "webhook.ping" | "order.*" | "product.*" | "webhook.*" | "webhook.endpoint.*";
                 /**
                  * @description Start right after this event (evt_...), from the event log. The Last-Event-ID header, when sent, takes its place.
                  * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
@@ -11710,6 +11854,22 @@ export interface operations {
                              * @description When the endpoint was first slowed down in this spell.
                              */
                             since: string;
+                        } | null;
+                        /** @description true (the default): people who can read webhooks are told when the endpoint fails for a while, when it is one failed delivery from being disabled and when it delivers again, and webhook.endpoint.failing and webhook.endpoint.recovered are emitted; false: none of it. */
+                        alerts: boolean;
+                        failing: {
+                            /**
+                             * Format: date-time
+                             * @description Its first failed attempt after its last success.
+                             */
+                            since: string;
+                            responseStatus: number | null;
+                            error: string | null;
+                            /**
+                             * @description Deliveries that were waiting for a retry when the alert was raised.
+                             * @example 12
+                             */
+                            deliveriesWaiting: number;
                         } | null;
                         /** @description v1: HMAC-SHA256 with the endpoint's secret (whsec_...); v1a: ed25519, verified with publicKey (Standard Webhooks). */
                         signatureScheme: "v1" | "v1a";
@@ -12314,6 +12474,8 @@ export interface operations {
                     subject?: string | null;
                     /** @description false (the default), or true: each request carries a W3C traceparent header of its attempt's span while the service's tracing is on. */
                     propagateTrace?: boolean;
+                    /** @description false: no failure alerts for this endpoint (no notices, no webhook.endpoint.failing or recovered events); true (the default) turns them back on. */
+                    alerts?: boolean;
                     /** @description false pauses (pending deliveries become disabled); true re-enables and resets the failure count. */
                     active?: boolean;
                 };
@@ -12970,7 +13132,7 @@ export interface operations {
                 /** @description pending: queued or retrying; success; failed: gave up after every attempt; disabled: never sent, the endpoint was inactive. */
                 status?: "pending" | "success" | "failed" | "disabled";
                 /** @description Exact event type, from the catalog. */
-                eventType?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.ping";
+                eventType?: "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.updated" | "order.paid" | "order.fulfilled" | "order.canceled" | "order.refunded" | "webhook.endpoint.auto_disabled" | "webhook.endpoint.failing" | "webhook.endpoint.recovered" | "webhook.ping";
                 /** @description createdAt at or after this instant (ISO 8601 with offset). */
                 createdGte?: string;
                 /** @description createdAt at or before this instant (ISO 8601 with offset). */
@@ -14941,6 +15103,78 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEndpointAutoDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 seconds acknowledges the delivery; its body is kept, truncated, in the delivery log. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 seconds, is a failed attempt: it is retried on the schedule, then the delivery fails. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookEndpointFailingWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the delivery (whd_...). Retries of a delivery reuse it: process each id once. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description Unix time in seconds when the request was signed. Reject a timestamp more than 5 minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` values of `<webhook-id>.<webhook-timestamp>.<raw body>`, one per signing secret (two for 24 hours after a rotation). Accept the request when any value matches. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointFailingEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 seconds acknowledges the delivery; its body is kept, truncated, in the delivery log. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 10 seconds, is a failed attempt: it is retried on the schedule, then the delivery fails. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookEndpointRecoveredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the delivery (whd_...). Retries of a delivery reuse it: process each id once. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description Unix time in seconds when the request was signed. Reject a timestamp more than 5 minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` values of `<webhook-id>.<webhook-timestamp>.<raw body>`, one per signing secret (two for 24 hours after a rotation). Accept the request when any value matches. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointRecoveredEvent"];
             };
         };
         responses: {
