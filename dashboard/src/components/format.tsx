@@ -30,6 +30,7 @@ const TONES: Record<string, string> = {
   failed: 'bad',
   auto: 'bad',
   'auto-disabled': 'bad',
+  failing: 'bad',
   disabled: 'muted',
   paused: 'warn',
   revoked: 'muted',

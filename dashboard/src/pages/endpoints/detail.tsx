@@ -11,6 +11,7 @@ import { Badge, Time } from '../../components/format';
 import { SecretOnce } from '../../components/secret-once';
 import { DeliveryTable } from '../deliveries/table';
 import { EndpointForm, type EndpointFields } from './form';
+import { AlertsFact, FailingNotice } from './alerts';
 import { DISABLED_REASONS, endpointState, STATE_HELP } from './health';
 import { HealthPanel } from './health-panel';
 import { RecoverPanel } from './recover';
@@ -41,7 +42,7 @@ export function EndpointDetail() {
   });
   const deliveryChanges = useChangeCount(rows ? fingerprint : undefined);
 
-  const update = useAction(async (body: Partial<EndpointFields> & { active?: boolean }) => {
+  const update = useAction(async (body: Partial<EndpointFields> & { active?: boolean; alerts?: boolean }) => {
     await client.PATCH('/v1/webhooks/endpoints/{endpointId}', { ...path, body: body as never });
     setEditing(false);
     loaded.reload();
@@ -81,7 +82,9 @@ export function EndpointDetail() {
           <header className="title-row">
             <h1 className="url">{ep.url}</h1>
             <Badge value={state} />
+            {ep.failing ? <Badge value="failing" /> : null}
           </header>
+          {ep.failing ? <FailingNotice failing={ep.failing} /> : null}
           <p data-testid="endpoint-state">{STATE_HELP[state]}</p>
           {writable ? (
             <div className="actions">
@@ -202,6 +205,7 @@ export function EndpointDetail() {
             ) : null}
             <dt>Trace context</dt>
             <dd data-testid="endpoint-propagate-trace">{ep.propagateTrace ? 'sent: each request carries a traceparent header while tracing is on' : 'not sent'}</dd>
+            <AlertsFact endpoint={ep} writable={writable} busy={update.running} onChange={(alerts) => void update.run({ alerts })} />
             <dt>Disabled reason</dt>
             <dd>{ep.disabledReason ? DISABLED_REASONS[ep.disabledReason] : <span className="muted">—</span>}</dd>
             <dt>Created</dt>

@@ -6,6 +6,7 @@ import { Empty } from '../../components/empty';
 import { ErrorBox } from '../../components/error-box';
 import { Badge } from '../../components/format';
 import { Pager } from '../../components/pager';
+import { FailingLine } from './alerts';
 import { endpointState } from './health';
 import { StatsLine } from './stats';
 import { TableWrap } from '../../components/table-wrap';
@@ -60,6 +61,14 @@ export function Endpoints() {
                   </td>
                   <td data-label="State">
                     <Badge value={endpointState(ep)} />
+                    {ep.failing ? (
+                      <>
+                        {' '}
+                        <Badge value="failing" />
+                        <br />
+                        <FailingLine failing={ep.failing} />
+                      </>
+                    ) : null}
                   </td>
                   <td data-label="Events">
                     {ep.subscribedEvents.map((e) => (

@@ -48,6 +48,12 @@ export function Notifications() {
                 · <Link href={`/endpoints/${n.subject.id}`}>Open the endpoint</Link>
               </>
             ) : null}
+            {n.type === 'webhook.endpoint.digest' && n.workspaceId === app.workspace?.id ? (
+              <>
+                {' '}
+                · <Link href="/endpoints">Open the endpoints</Link>
+              </>
+            ) : null}
             {n.readAt ? null : (
               <button type="button" className="secondary outline small" onClick={() => void read.run(n.id)}>
                 Mark as read
