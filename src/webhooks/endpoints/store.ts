@@ -181,10 +181,13 @@ export interface EndpointChanges {
   active?: boolean;
 }
 
+/** The columns of an endpoint's failure incident, all null while it has none. */
+const INCIDENT_COLUMNS = ['failing_since', 'failing_status', 'failing_error', 'failing_waiting', 'disable_warned_at'];
+
 /**
  * Applies the given fields. Pausing records `manual` unless the endpoint is already inactive (an
  * auto-disabled one keeps saying why); re-enabling clears the reason and, when it was inactive,
- * the consecutive failure count. In SET, column names read the row's values before the update.
+ * the consecutive failure count and the failure incident. In SET, column names read the row's values before the update.
  */
 export async function updateEndpoint(q: Queryable, workspaceId: string, id: string, changes: EndpointChanges, now: Date): Promise<EndpointRow | null> {
   const set = new SetList([id, workspaceId, now], 'updated_at = $3')
@@ -200,6 +203,10 @@ export async function updateEndpoint(q: Queryable, workspaceId: string, id: stri
     .field('ordering', changes.ordering)
     .field('propagate_trace', changes.propagateTrace)
     .field('alerts', changes.alerts);
+  // Paused or its alerts turned off, an endpoint's failure incident ends (webhooks/alerts/check.ts);
+  // re-enabled after being disabled, it starts with none.
+  if (changes.active === false || changes.alerts === false) for (const column of INCIDENT_COLUMNS) set.add(`${column} = NULL`);
+  else if (changes.active === true) for (const column of INCIDENT_COLUMNS) set.add(`${column} = CASE WHEN active THEN ${column} END`);
   if (changes.active === false) {
     set.add('active = false').add("disabled_reason = CASE WHEN active OR disabled_reason IS NULL THEN 'manual' ELSE disabled_reason END");
   } else if (changes.active === true) {
