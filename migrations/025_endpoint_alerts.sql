@@ -17,8 +17,9 @@ ALTER TABLE webhook_endpoints
   ADD COLUMN disable_warned_at timestamptz;
 
 -- The endpoints the check looks at besides those with deliveries waiting for a retry: an incident
--- open, or failed deliveries in a row. A healthy endpoint is in neither index.
-CREATE INDEX webhook_endpoints_troubled ON webhook_endpoints (id) WHERE failing_since IS NOT NULL OR consecutive_failures > 0;
+-- open, or active with failed deliveries in a row (an auto-disabled endpoint keeps its count, and
+-- would be read at every look otherwise). A healthy endpoint is in neither index.
+CREATE INDEX webhook_endpoints_troubled ON webhook_endpoints (id) WHERE failing_since IS NOT NULL OR (consecutive_failures > 0 AND active);
 
 -- Deliveries waiting for a retry, by endpoint: which endpoints fail now, and how many deliveries
 -- wait. A delivery enters it at its first failed attempt; a delivery that succeeds at its first

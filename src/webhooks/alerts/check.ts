@@ -33,8 +33,8 @@ interface Candidate {
 
 /**
  * The endpoints to look at: those with deliveries waiting for a retry (read as a loose scan of the
- * retrying index: one probe per endpoint, however many deliveries wait), with failed deliveries in
- * a row, or with an incident open; each with its newest attempt (one probe of the attempts index).
+ * retrying index: one probe per endpoint, however many deliveries wait), active with failed
+ * deliveries in a row, or with an incident open (both through migrations/025's partial index); each with its newest attempt (one probe of the attempts index).
  */
 const CANDIDATES = `
   WITH RECURSIVE retrying AS (
@@ -46,7 +46,7 @@ const CANDIDATES = `
   ), candidates AS (
     SELECT endpoint_id AS id FROM retrying WHERE endpoint_id IS NOT NULL
     UNION
-    SELECT id FROM webhook_endpoints WHERE failing_since IS NOT NULL OR consecutive_failures > 0
+    SELECT id FROM webhook_endpoints WHERE failing_since IS NOT NULL OR (consecutive_failures > 0 AND active)
   )
   SELECT e.id, e.workspace_id, e.url, (e.active AND e.deleted_at IS NULL AND e.alerts) AS watched, e.consecutive_failures,
          e.failing_since, e.disable_warned_at, l.ok, l.started_at, l.response_status, l.error
