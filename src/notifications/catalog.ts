@@ -1,5 +1,14 @@
-import { DIGEST_NOTICE, DISABLING_NOTICE, FAILING_EVENT, RECOVERED_EVENT } from '../webhooks/alerts/notices.js';
+import type { EventType } from '../events/catalog.js';
 import { AUTO_DISABLED_EVENT } from '../webhooks/endpoints/auto-disable.js';
+
+/** An endpoint whose attempts all fail for a while (webhooks/alerts/): a notification and an event. */
+export const FAILING_EVENT = 'webhook.endpoint.failing' satisfies EventType;
+/** A failing endpoint that delivers again: a notification and an event. */
+export const RECOVERED_EVENT = 'webhook.endpoint.recovered' satisfies EventType;
+/** The notice of an endpoint one failed delivery from auto-disable: a notification, no event. */
+export const DISABLING_NOTICE = 'webhook.endpoint.disabling';
+/** One notice for the alerts of a workspace held in a window (digest). */
+export const DIGEST_NOTICE = 'webhook.endpoint.digest';
 
 /**
  * Every notification type a user can receive (GET /v1/notifications/types): what `type` of a

@@ -1,7 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
-import type { PushQueue } from '../../notifications/push/queue.js';
 import { startPeriodic } from '../../ops/periodic.js';
 import { AUTO_DISABLE_AFTER } from '../endpoints/auto-disable.js';
 import { digest, tell, type Alert } from './notices.js';
@@ -12,7 +11,8 @@ export interface AlertDeps {
   db: Db;
   clock: Clock;
   config: AlertSettings & Pick<Config, 'alertCheckMs'>;
-  push?: Pick<PushQueue, 'kick'>;
+  /** Pushes the notifications just written to their people's devices (the push queue). */
+  push?: { kick(): void };
 }
 
 /** An endpoint worth a look, with its newest attempt. */

@@ -3,13 +3,10 @@ import type { EventType } from '../../events/catalog.js';
 import { newId } from '../../lib/ids.js';
 import { writeIn } from '../../outbox/outbox.js';
 import { AUTO_DISABLE_AFTER, developerReaders } from '../endpoints/auto-disable.js';
+import { DIGEST_NOTICE, DISABLING_NOTICE, FAILING_EVENT, RECOVERED_EVENT } from '../../notifications/catalog.js';
 
-export const FAILING_EVENT = 'webhook.endpoint.failing' satisfies EventType;
-export const RECOVERED_EVENT = 'webhook.endpoint.recovered' satisfies EventType;
-/** The notice of an endpoint one failed delivery from auto-disable: a notification, no event. */
-export const DISABLING_NOTICE = 'webhook.endpoint.disabling';
-/** One notice for the alerts of a workspace held in a window (digest). */
-export const DIGEST_NOTICE = 'webhook.endpoint.digest';
+export { DIGEST_NOTICE, DISABLING_NOTICE, FAILING_EVENT, RECOVERED_EVENT };
+
 
 export type AlertKind = 'failing' | 'disabling' | 'recovered';
 
