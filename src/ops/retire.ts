@@ -63,9 +63,9 @@ async function rangesBefore(q: Queryable, cutoff: Date): Promise<Range[]> {
 }
 
 /**
- * Retention by partition: every range that ended before `cutoff` and holds no work is detached from
- * its three tables (DETACH ... CONCURRENTLY: reads and writes of the tables go on while it runs),
- * written out when SVC_ARCHIVE_DIR is set, and dropped. No row is deleted one by one.
+ * Retention by partition: every range that ended before `cutoff` and holds no work is written out
+ * when SVC_ARCHIVE_DIR is set, detached from its three tables (DETACH ... CONCURRENTLY: reads and
+ * writes of the tables go on while it runs) and dropped. No row is deleted one by one.
  *
  * Any number of processes may run it at once: a DETACH that another process did first fails and is
  * passed over; the archive and the drop are done under an advisory lock tried per range, by one
@@ -74,6 +74,7 @@ async function rangesBefore(q: Queryable, cutoff: Date): Promise<Range[]> {
 export async function retirePartitions(ctx: AppContext, cutoff: Date, stopped?: () => boolean): Promise<Retired> {
   const retired: Retired = { dropped: [], kept: [] };
   const now = ctx.clock.now();
+  await dropLeftovers(ctx);
   for (const range of await rangesBefore(ctx.db, cutoff)) {
     if (stopped?.()) break;
     if (!range.parts.some((p) => p.detaching)) {
@@ -87,21 +88,73 @@ export async function retirePartitions(ctx: AppContext, cutoff: Date, stopped?: 
         retired.kept.push({ range: range.name, reason });
         continue;
       }
+      // Written while still attached: a failed write leaves the range as it was, for the next run.
+      if (ctx.config.archiveDir !== null && !(await archive(ctx, ctx.config.archiveDir, range))) continue;
     }
-    for (const part of range.parts) await detach(ctx, part);
-    if (await finish(ctx, range)) retired.dropped.push(range.name);
+    // A range another process is detaching is left to it, whole: that one drops it.
+    let ours = true;
+    for (const part of range.parts) if (ours) ours = await detach(ctx, part);
+    if (ours && (await finish(ctx, range))) retired.dropped.push(range.name);
   }
   return retired;
 }
 
-/** Detaches one partition; one already detached (or being detached) by another process is passed over. */
-async function detach(ctx: AppContext, part: Partition): Promise<void> {
+/** Writes the range's archive under its advisory lock; false when another process holds it. */
+async function archive(ctx: AppContext, dir: string, range: Range): Promise<boolean> {
+  return ctx.db.tx(
+    async (tx) => {
+      if (!(await lockRange(tx, range.name))) return false;
+      await writeArchive(tx, dir, { from: range.from, to: range.to, parts: range.parts });
+      return true;
+    },
+    { unbounded: true },
+  ).catch((error: { code?: string }) => {
+    if (error.code === '42P01') return false;
+    throw error;
+  });
+}
+
+async function lockRange(tx: Queryable, name: string): Promise<boolean> {
+  const [{ locked }] = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema() || $2)) AS locked', [LOCK_KEY, name]);
+  return locked;
+}
+
+/**
+ * Partitions detached by a run that stopped before dropping them (already archived, since the
+ * archive is written before the detach): tables named like partitions that are no partition.
+ */
+async function dropLeftovers(ctx: AppContext): Promise<void> {
+  const rows = await ctx.db.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_class c
+      WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
+        AND c.relname ~ '^(webhook_deliveries|webhook_delivery_attempts|events)_(p[0-9]{12}|history)$'
+        AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)`,
+  );
+  for (const { name } of rows) {
+    await ctx.db.tx(async (tx) => {
+      if (await lockRange(tx, name)) await tx.query(`DROP TABLE IF EXISTS ${name}`);
+    });
+  }
+}
+
+/**
+ * Detaches one partition: false when another process detached it first or is detaching it, or
+ * when the statement time-out cut the detach short (the next run finishes it).
+ */
+async function detach(ctx: AppContext, part: Partition): Promise<boolean> {
   const how = part.detaching ? 'FINALIZE' : 'CONCURRENTLY';
   try {
     await ctx.db.query(`ALTER TABLE ${part.table} DETACH PARTITION ${part.name} ${how}`);
+    return true;
   } catch (error) {
-    // Another process detached it first, dropped it, or is detaching it: finish() sorts it out.
-    if (!(await isDetachRace(ctx.db, part))) throw error;
+    // Another process detached it first (42P01: no longer a partition, or gone), is detaching it
+    // (55000: already pending detach), or dropped it: finish() sorts it out.
+    const code = (error as { code?: string; original?: { code?: string } }).original?.code ?? (error as { code?: string }).code;
+    // 57014: cancelled by the statement time-out while waiting for older transactions; it stays
+    // pending and the next run finishes it (FINALIZE).
+    if (code === '57014') return false;
+    if (code !== '42P01' && code !== '55000' && !(await isDetachRace(ctx.db, part))) throw error;
+    return false;
   }
 }
 
@@ -115,17 +168,14 @@ async function isDetachRace(q: Queryable, part: Partition): Promise<boolean> {
 }
 
 /**
- * Archives (with SVC_ARCHIVE_DIR) and drops a detached range, in one transaction under the range's
- * advisory lock: false when another process holds it or a partition of the range is still attached.
+ * Drops a detached range in one transaction under the range's advisory lock: false when another
+ * process dropped it first or a partition of the range is still attached (being detached).
  */
 async function finish(ctx: AppContext, range: Range): Promise<boolean> {
   return ctx.db.tx(
     async (tx) => {
-      const [{ locked }] = await tx.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema() || $2)) AS locked',
-        [LOCK_KEY, range.name],
-      );
-      if (!locked) return false;
+      // Waits for a process writing the range's archive, then finds the range gone or drops it.
+      await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || $2))', [LOCK_KEY, range.name]);
       const [state] = await tx.query<{ attached: boolean; present: string[] }>(
         `SELECT EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = ANY (SELECT to_regclass(n) FROM unnest($1::text[]) n)) AS attached,
                 ARRAY(SELECT n FROM unnest($1::text[]) n WHERE to_regclass(n) IS NOT NULL) AS present`,
@@ -134,7 +184,6 @@ async function finish(ctx: AppContext, range: Range): Promise<boolean> {
       if (state.attached) return false;
       const parts = range.parts.filter((p) => state.present.includes(p.name));
       if (parts.length === 0) return false;
-      if (ctx.config.archiveDir !== null) await writeArchive(tx, ctx.config.archiveDir, { from: range.from, to: range.to, parts });
       for (const part of parts) await tx.query(`DROP TABLE ${part.name}`);
       await tx.query('DELETE FROM partition_holds WHERE range = $1', [range.name]);
       return true;
