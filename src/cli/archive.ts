@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.js';
 import { parseDuration } from '../lib/durations.js';
-import { ArchiveError, listArchives, restoreArchive } from '../ops/archive.js';
+import { ArchiveError, listArchives, openArchive, restoreArchive } from '../ops/archive.js';
 import { openContext } from '../runtime.js';
 import { UsageError, output, parseFlags } from './args.js';
 
@@ -41,6 +41,10 @@ export async function archiveCommand(args: string[]): Promise<void> {
     if (positional.length !== 1) throw new UsageError('svc archive restore FILE: name one archive');
     const keepMs = parseDuration(flags.for ?? '7d');
     if (keepMs === null || keepMs <= 0) throw new UsageError(`--for must be a duration such as 2h or 7d, got "${flags.for}"`);
+    // Checked before any connection: a broken archive is refused without touching the database.
+    await openArchive(positional[0]).catch((error: unknown) => {
+      throw error instanceof ArchiveError ? new UsageError(error.message) : error;
+    });
     const ctx = await openContext(loadConfig(), { quiet: true });
     try {
       const until = new Date(ctx.clock.now().getTime() + keepMs);
