@@ -2,6 +2,7 @@
 // The flags on the line above are scripts/node-flags.mjs (why they are there).
 import { createDemo } from './admin/demo.js';
 import { ADMIN_COMMANDS } from './cli/admin.js';
+import { archiveCommand } from './cli/archive.js';
 import { UsageError, output, parseFlags } from './cli/args.js';
 import { demoText } from './cli/demo-text.js';
 import { describeFailure } from './cli/failure.js';
@@ -25,6 +26,7 @@ Usage:
   svc listen --forward-to URL  forward the live events of a running service to a local URL, signed
                            (--forward TYPE=URL routes types to different URLs; --print-json prints them)
   svc trigger TYPE         make a real change through the API that emits an event of TYPE (order.paid, ...)
+  svc archive list|restore list the archives of retired partitions, or bring one back (SVC_ARCHIVE_DIR)
   svc admin <command>      manage users, organizations, workspaces, members, keys, tokens and the master key
   svc <command> --help     help for one command
 
@@ -98,6 +100,7 @@ async function main(argv: string[]): Promise<void> {
     else process.stdout.write(triggerText(result));
     return;
   }
+  if (command === 'archive') return archiveCommand(rest);
   if (command === 'admin') {
     const [sub, ...args] = rest;
     if (sub === undefined || sub === '--help' || sub === '-h') return void console.log(adminHelp());

@@ -43,6 +43,10 @@ export interface Config {
   dbReadConnections: number;
   /** Finished deliveries and events older than this are deleted in the background; 0 keeps everything. */
   retentionMs: number;
+  /** SVC_PARTITION_WIDTH: the time range of one partition of the hot tables (src/db/partitions.ts). */
+  partitionWidthMs: number;
+  /** SVC_ARCHIVE_DIR: where retired partitions are written before they are dropped; null: not written. */
+  archiveDir: string | null;
   /** With a value, GET /metrics needs `Authorization: Bearer <it>`. */
   metricsToken: string | null;
   /** A second listener for /healthz, /readyz and /metrics only (how `svc worker` exposes them); null: none. */
@@ -122,12 +126,25 @@ function trustProxy(env: Env): boolean | number | string[] {
   return list;
 }
 
-/** `SVC_RETENTION`: a duration of at least an hour (so a slip such as 30m for 30d is caught), or `0` to keep everything. */
-function retention(env: Env): number {
+/**
+ * `SVC_RETENTION`: a duration of at least an hour (so a slip such as 30m for 30d is caught), or `0`
+ * to keep everything. With partitions narrower than an hour, five partitions' width is enough.
+ */
+function retention(env: Env, widthMs: number): number {
   const raw = (env.SVC_RETENTION ?? '').trim();
   if (raw === '0') return 0;
   const ms = duration(env, 'SVC_RETENTION', '30d');
-  if (ms < 3_600_000) throw new ConfigError(`SVC_RETENTION must be 0 (keep everything) or at least 1h, got "${raw}"`);
+  const least = Math.min(3_600_000, 5 * widthMs);
+  if (ms < least) throw new ConfigError(`SVC_RETENTION must be 0 (keep everything) or at least ${least >= 3_600_000 ? '1h' : `${least / 60_000}m (5 partitions)`}, got "${raw}"`);
+  return ms;
+}
+
+/** `SVC_PARTITION_WIDTH`: whole minutes, from a minute to 31 days; a day by default. */
+function partitionWidth(env: Env): number {
+  const ms = duration(env, 'SVC_PARTITION_WIDTH', '1d');
+  if (ms < 60_000 || ms > 31 * 86_400_000 || ms % 60_000 !== 0) {
+    throw new ConfigError(`SVC_PARTITION_WIDTH must be whole minutes from 1m to 31d, got "${env.SVC_PARTITION_WIDTH}"`);
+  }
   return ms;
 }
 
@@ -234,7 +251,9 @@ export function loadConfig(env: Env = process.env): Config {
     dbQueryTimeoutMs,
     dbKeepAliveMs: duration(env, 'SVC_DB_KEEPALIVE', '10s'),
     dbReadConnections: integer(env, 'SVC_DB_READ_CONNECTIONS', 1, 1, 64),
-    retentionMs: retention(env),
+    retentionMs: retention(env, partitionWidth(env)),
+    partitionWidthMs: partitionWidth(env),
+    archiveDir: env.SVC_ARCHIVE_DIR?.trim() || null,
     metricsToken: metricsToken(env),
     metricsPort: env.SVC_METRICS_PORT ? integer(env, 'SVC_METRICS_PORT', 0, 0, 65535) : null,
     streamKeepAliveMs: positiveDuration(env, 'SVC_STREAM_KEEPALIVE', '15s'),

@@ -9,6 +9,7 @@ import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import { keepStatistics } from '../db/statistics.js';
 import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
+import { startPartitions } from '../ops/partitions.js';
 import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
 import { startTracing, stopTracing } from '../ops/tracing/start.js';
@@ -42,6 +43,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const forgetPublicUrl = recordPublicUrl(config);
   const ops = config.metricsPort !== null ? await startOpsServer(ctx, { redis: true }, { port: config.metricsPort, host: config.host }) : null;
   const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, deliveryLog(app.log)) : null;
+  const partitions = startPartitions(ctx, (err) => app.log.error({ err }, 'making partitions failed'));
   const retention = startRetention(ctx, (err) => app.log.error({ err }, 'retention failed'));
   const statistics = keepStatistics(ctx.db, (err) => app.log.error({ err }, 'statistics refresh failed'));
   const rollup = startRollup(ctx, (err) => app.log.error({ err }, 'endpoint statistics rollup failed'));
@@ -64,6 +66,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     const until = recordUntil(config);
     await app.close();
     await retention.stop();
+    await partitions.stop();
     await statistics.stop();
     await rollup.stop();
     await alerts.stop();

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { keepStatistics } from '../db/statistics.js';
 import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
+import { startPartitions } from '../ops/partitions.js';
 import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
 import { startTracing, stopTracing } from '../ops/tracing/start.js';
@@ -34,6 +35,7 @@ export async function runWorker(config: Config): Promise<void> {
     onError: (error, during) => report(error, `${during}; retrying`),
     onRecover: (during, failures) => console.error(`svc worker: ${during} works again after ${failures} failure(s)`),
   });
+  const partitions = startPartitions(ctx, (error) => report(error, 'making partitions'));
   const retention = startRetention(ctx, (error) => report(error, 'retention'));
   const statistics = keepStatistics(ctx.db, (error) => report(error, 'statistics refresh'));
   const rollup = startRollup(ctx, (error) => report(error, 'endpoint statistics rollup'));
@@ -50,6 +52,7 @@ export async function runWorker(config: Config): Promise<void> {
     exitAfter(stopDeadlineMs(config), () => console.error('svc worker: stop did not finish in time: exiting'));
     const until = recordUntil(config);
     await retention.stop();
+    await partitions.stop();
     await statistics.stop();
     await rollup.stop();
     await alerts.stop();

@@ -4,6 +4,7 @@ import type { Queryable } from '../db/db.js';
 import { idTimePrefix, type IdPrefix } from '../lib/ids.js';
 import { pruneHourlyBatch, pruneRollupBatch, pruneSixHourBatch } from '../webhooks/attempts/rollup.js';
 import { startPeriodic } from './periodic.js';
+import { retirePartitions, type Retired } from './retire.js';
 
 /** Rows deleted per statement at most: each batch is a short transaction that holds few locks. */
 export const RETENTION_BATCH = 1000;
@@ -29,6 +30,11 @@ interface Sweep {
   held?: (q: Queryable, cutoff: Date) => Promise<string[]>;
   /** Rows of another table that belong to a deleted row (`column` holds its id): deleted by the same statement. */
   with?: { table: string; column: string };
+  /**
+   * A partitioned table (db/partitions.ts): only its history, the rows written before it was
+   * partitioned, is swept row by row; every later partition goes whole (retire.ts).
+   */
+  history?: boolean;
 }
 
 /**
@@ -50,10 +56,11 @@ interface Sweep {
  * (ROLLUP_PRUNES).
  */
 export const SWEEPS: Sweep[] = [
-  { table: 'webhook_deliveries', prefix: 'whd', keep: `status = 'pending'`, with: { table: 'webhook_delivery_attempts', column: 'delivery_id' } },
+  { table: 'webhook_deliveries', prefix: 'whd', keep: `status = 'pending'`, with: { table: 'webhook_delivery_attempts', column: 'delivery_id' }, history: true },
   {
     table: 'events',
     prefix: 'evt',
+    history: true,
     keep: 'id = ANY($4::text[])',
     held: async (q, cutoff) =>
       (
@@ -78,6 +85,8 @@ const ROLLUP_PRUNES: [table: string, prune: typeof pruneRollupBatch][] = [
 export interface RetentionRun {
   /** Rows deleted, by table. */
   deleted: Record<string, number>;
+  /** Partitions dropped whole, and those past the retention kept for the work they hold (retire.ts). */
+  retired?: Retired;
 }
 
 export interface RetentionOptions {
@@ -100,25 +109,29 @@ export async function runRetention(ctx: AppContext, options: RetentionOptions = 
   const batchSize = options.batchSize ?? RETENTION_BATCH;
   const pauseMs = options.pauseMs ?? RETENTION_PAUSE_MS;
   const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.retentionMs);
+  const retired = await retirePartitions(ctx, cutoff, options.stopped);
   for (const sweep of SWEEPS) {
+    const table = sweep.history ? `${sweep.table}_history` : sweep.table;
+    const dependent = sweep.with && sweep.history ? `${sweep.with.table}_history` : sweep.with?.table;
+    if (sweep.history && !(await exists(ctx.db, table))) continue;
     const held = sweep.held ? await sweep.held(ctx.db, cutoff) : [];
     let after = `${sweep.prefix}_`;
     deleted[sweep.table] = 0;
     if (sweep.with) deleted[sweep.with.table] = 0;
     const dependents = sweep.with
       ? `, dependents AS (
-           DELETE FROM ${sweep.with.table} x USING gone g WHERE x.${sweep.with.column} = g.id RETURNING 1
+           DELETE FROM ${dependent} x USING gone g WHERE x.${sweep.with.column} = g.id RETURNING 1
          )`
       : '';
     for (;;) {
-      if (options.stopped?.()) return { deleted };
+      if (options.stopped?.()) return { deleted, retired };
       const [batch] = await ctx.db.query<{ deleted: number; selected: number; last: string | null; dependents: number }>(
         `WITH doomed AS (
-           SELECT id FROM ${sweep.table}
+           SELECT id FROM ${table}
             WHERE id > $1 AND id < $2 AND NOT (${sweep.keep})
             ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
          ), gone AS (
-           DELETE FROM ${sweep.table} t USING doomed d WHERE t.id = d.id RETURNING t.id
+           DELETE FROM ${table} t USING doomed d WHERE t.id = d.id RETURNING t.id
          )${dependents}
          SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT count(*)::int FROM doomed) AS selected, (SELECT max(id) FROM doomed) AS last,
                 ${sweep.with ? '(SELECT count(*)::int FROM dependents)' : '0'} AS dependents`,
@@ -138,7 +151,7 @@ export async function runRetention(ctx: AppContext, options: RetentionOptions = 
   for (const [table, prune] of ROLLUP_PRUNES) {
     deleted[table] = 0;
     for (;;) {
-      if (options.stopped?.()) return { deleted };
+      if (options.stopped?.()) return { deleted, retired };
       const batch = await prune(ctx.db, cutoff, batchSize);
       deleted[table] += batch.deleted;
       if (batch.deleted > 0) ctx.metrics.retentionDeleted(table, batch.deleted);
@@ -146,7 +159,12 @@ export async function runRetention(ctx: AppContext, options: RetentionOptions = 
       if (pauseMs > 0) await sleep(pauseMs);
     }
   }
-  return { deleted };
+  return { deleted, retired };
+}
+
+async function exists(q: Queryable, table: string): Promise<boolean> {
+  const [row] = await q.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [table]);
+  return row.found;
 }
 
 /**
