@@ -12,6 +12,7 @@ import { heading, record, watch, type PageWatch } from './helpers/dashboard.js';
 import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';
 import { startLiveApp, type LiveApp } from './helpers/live.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { missing } from './helpers/services.js';
 
 /**
  * The dashboard as a newcomer meets it, on the demo's sample data: the sign-in link opens the
@@ -21,7 +22,7 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
  * receives. Debian's Chromium against a live service, a delivery worker and a receiver; axe-core on
  * each page.
  */
-describe('the dashboard as a newcomer finds it', { timeout: 180_000 }, () => {
+describe.skipIf(missing('chromium'))('the dashboard as a newcomer finds it', { timeout: 180_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
   let page: Page;

@@ -4,13 +4,14 @@ import { heading, record, signInToStore, type PageWatch } from './helpers/dashbo
 import { closeJourney, expectNothingLeaked, journeyShortcuts, openOwnerPage, startDashboardApp } from './helpers/dashboard-journey.js';
 import type { LiveApp } from './helpers/live.js';
 import { LogCapture } from './helpers/log.js';
+import { missing } from './helpers/services.js';
 
 /**
  * The dashboard's orders list before any order, in Debian's Chromium against a live service (as
  * test/dashboard-pages.test.ts), screenshotted and checked with axe-core. Once it is over: no token or
  * code in a URL the browser asked for or in the service's log, and no CSP refusal or script error.
  */
-describe('dashboard pages in Chromium', { timeout: 180_000 }, () => {
+describe.skipIf(missing('chromium'))('dashboard pages in Chromium', { timeout: 180_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
   let page: Page;

@@ -8,6 +8,7 @@ import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';
 import type { LiveApp } from './helpers/live.js';
 import { LogCapture } from './helpers/log.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { missing } from './helpers/services.js';
 
 /**
  * The dashboard's orders, attempts timeline, endpoint statistics and live tail, in Debian's Chromium
@@ -15,7 +16,7 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
  * Each page is screenshotted and checked with axe-core; no token or code may appear in a URL the
  * browser asks for (the live tail's stream included) or in the service's log.
  */
-describe('dashboard pages in Chromium', { timeout: 180_000 }, () => {
+describe.skipIf(missing('chromium'))('dashboard pages in Chromium', { timeout: 180_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
   let page: Page;

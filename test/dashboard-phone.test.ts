@@ -8,13 +8,14 @@ import { launchChromium } from './helpers/browser.js';
 import { heading, record, signInToStore, watch, type PageWatch } from './helpers/dashboard.js';
 import { addEndpoint } from './helpers/delivery.js';
 import { startLiveApp, type LiveApp } from './helpers/live.js';
+import { missing } from './helpers/services.js';
 
 /**
  * The dashboard on a phone (390 px wide, as an iPhone 14): the header and the section menu fit, the
  * person's name and role are on screen, lists become a card per row that fits the width, and a
  * table wider than its screen says it scrolls. axe-core on each page.
  */
-describe('dashboard on a phone', { timeout: 180_000 }, () => {
+describe.skipIf(missing('chromium'))('dashboard on a phone', { timeout: 180_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
   let page: Page;

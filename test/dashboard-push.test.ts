@@ -10,13 +10,14 @@ import { ok } from './helpers/expect.js';
 import { startLiveApp, type LiveApp } from './helpers/live.js';
 import { browserKeys, subscriptionBody } from './helpers/push.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { missing } from './helpers/services.js';
 
 /**
  * The notifications page in Debian's Chromium. Headless Chromium has the Push API
  * but no push service to subscribe with, so devices are made through the API, and the service
  * worker's push handling is driven through DevTools (ServiceWorker.deliverPushMessage).
  */
-describe('dashboard push notifications in Chromium', { timeout: 180_000 }, () => {
+describe.skipIf(missing('chromium'))('dashboard push notifications in Chromium', { timeout: 180_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
   let service: Receiver;

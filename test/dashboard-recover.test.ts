@@ -13,6 +13,7 @@ import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';
 import { startLiveApp, type LiveApp } from './helpers/live.js';
 import { LogCapture } from './helpers/log.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { missing } from './helpers/services.js';
 
 /**
  * An endpoint's bulk recovery (preview, confirm, progress, recent recoveries) and its extra headers,
@@ -20,7 +21,7 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
  * on 127.0.0.1 (as test/dashboard-pages.test.ts). Each view is checked with axe-core; no code, token
  * or header value may appear in a URL the browser asks for or in the service's log.
  */
-describe('dashboard recovery and endpoint options in Chromium', { timeout: 180_000 }, () => {
+describe.skipIf(missing('chromium'))('dashboard recovery and endpoint options in Chromium', { timeout: 180_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
   let page: Page;

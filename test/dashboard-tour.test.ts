@@ -12,6 +12,7 @@ import { addEndpoint } from './helpers/delivery.js';
 import { startLiveApp, type LiveApp } from './helpers/live.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { Tour } from './helpers/tour.js';
+import { missing } from './helpers/services.js';
 
 /**
  * Every page of the dashboard, visited as a person would (pausing on each, an endpoint's page left
@@ -21,7 +22,7 @@ import { Tour } from './helpers/tour.js';
  * limiter's minute slides as it would, in seconds of real time. No delivery worker runs: the
  * endpoint's deliveries stay pending, the case where the page used to poll most.
  */
-describe('a tour of the dashboard within the rate limit', { timeout: 300_000 }, () => {
+describe.skipIf(missing('chromium'))('a tour of the dashboard within the rate limit', { timeout: 300_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
   let receiver: Receiver;

@@ -10,6 +10,7 @@ import { eventually, testWorker } from './helpers/delivery.js';
 import type { LiveApp } from './helpers/live.js';
 import { LogCapture } from './helpers/log.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { missing } from './helpers/services.js';
 
 /**
  * The dashboard in Debian's Chromium against a live service with a delivery worker and a
@@ -17,7 +18,7 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
  * (test-artifacts/dashboard/<engine>/) and checked with axe-core. No token, code or secret may
  * appear in a URL the browser asks for or in the service's log.
  */
-describe('dashboard in Chromium', { timeout: 180_000 }, () => {
+describe.skipIf(missing('chromium'))('dashboard in Chromium', { timeout: 180_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
   let owner: BrowserContext;

@@ -8,8 +8,9 @@ import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
 import { eventually } from './helpers/delivery.js';
 import { expectError, ok } from './helpers/expect.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
+import { missing, SERVICES } from './helpers/services.js';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = SERVICES.redis.where();
 
 /** GET /healthz and GET /readyz, as a load balancer or an orchestrator calls them. */
 describe('health and readiness', () => {
@@ -72,7 +73,7 @@ describe('health and readiness', () => {
     }
   });
 
-  it('checks Redis when REDIS_URL is set: 503 naming it while it is down, ready again once it is back', async () => {
+  it.skipIf(missing('redis'))('checks Redis when REDIS_URL is set: 503 naming it while it is down, ready again once it is back', async () => {
     const proxy = new TcpProxy(Number(new URL(REDIS_URL).port || 6379));
     await proxy.start();
     const store = new RedisRateLimitStore({ url: proxy.url, prefix: `svc-test:${randomBytes(6).toString('hex')}:`, timeoutMs: 250 });

@@ -12,15 +12,16 @@ import { ManualClock, startTestApp, testConfig, type TestApp } from './helpers/a
 import { LogCapture } from './helpers/log.js';
 import { checkAgainstModel, sequences } from './helpers/rate-model.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
+import { missing, SERVICES } from './helpers/services.js';
 
 /**
  * Two API instances on one database and one real Redis (127.0.0.1:6379), each with its own
  * connection, as two processes of one deployment would be. Every test uses its own key prefix.
  */
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = SERVICES.redis.where();
 const REDIS_PORT = Number(new URL(REDIS_URL).port || 6379);
 
-describe('rate limits shared through Redis', () => {
+describe.skipIf(missing('redis'))('rate limits shared through Redis', () => {
   let prefix: string;
   let clock: ManualClock;
   let a: TestApp;

@@ -2,6 +2,7 @@ import { CliError } from './args.js';
 import { authHeaders } from './connection.js';
 import { followStream, probeStream, StreamRefused, type Retry, type StreamedEvent } from './event-source.js';
 import { forward, type Forwarded } from './forward.js';
+import { onParentGone } from './signals.js';
 import { matches, type ListenOptions } from './listen-options.js';
 
 export { LISTEN_FLAGS, LISTEN_HELP, listenOptions } from './listen-options.js';
@@ -36,8 +37,8 @@ function readyLine(options: ListenOptions): string {
 }
 
 /**
- * `svc listen`: runs until SIGINT or SIGTERM (exit 0), or until the service refuses the stream or
- * one of the --forward types (exit 1). "Ready!" comes once the service has accepted the stream.
+ * `svc listen`: runs until SIGINT, SIGTERM or SIGHUP, or until the process that started it is gone
+ * (exit 0), or until the service refuses the stream or one of the --forward types (exit 1). "Ready!" comes once the service has accepted the stream.
  */
 export async function listen(options: ListenOptions): Promise<void> {
   // With --print-json, standard output carries the events alone, so that it can be piped.
@@ -45,7 +46,8 @@ export async function listen(options: ListenOptions): Promise<void> {
   const out = (line: string, fields: Record<string, unknown>) => status.write(options.json ? JSON.stringify(fields) + '\n' : line + '\n');
   const note = (line: string, fields: Record<string, unknown>) => (options.json ? out(line, fields) : process.stderr.write(line + '\n'));
   const stop = new AbortController();
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => stop.abort());
+  onParentGone(() => stop.abort());
 
   const headers = authHeaders(options);
   const streamUrl = (type: string | null) => `${options.baseUrl}/v1/events/stream${type ? `?type=${encodeURIComponent(type)}` : ''}`;

@@ -26,6 +26,21 @@ export function stopSignals(): { ready(stop: (signal: NodeJS.Signals) => Promise
 }
 
 /**
+ * Calls `stop` once the process that started this one is gone. `npx svc listen` runs svc under a
+ * shell under npm: a SIGTERM to npm ends npm and the shell without passing the signal on, and svc,
+ * orphaned, would keep running; its parent id changing (to 1 or a subreaper) is how it notices.
+ */
+export function onParentGone(stop: () => void, everyMs = 250): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    stop();
+  }, everyMs);
+  timer.unref();
+}
+
+/**
  * How long a stop may take (docs/operations.md): attempts in flight end within the delivery
  * time-out, a statement within the query time-out, and 5 s more for the rest.
  */

@@ -5,14 +5,15 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { NATS, natsStream, uniqueName } from '../helpers/brokers.js';
 import { createProduct, deliveriesOf, endpointState, testWorker } from '../helpers/delivery.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { missing } from '../helpers/services.js';
 
-const NATS_URL = `nats://${NATS.host}:${NATS.port}`;
+const NATS_URL = NATS.url;
 
 /** A message's headers as one plain object. */
 const headersOf = (message: { headers?: { keys(): string[]; get(k: string): string } }) =>
   Object.fromEntries((message.headers?.keys() ?? []).map((k) => [k.toLowerCase(), message.headers!.get(k)]));
 
-describe('NATS JetStream destination', () => {
+describe.skipIf(missing('nats'))('NATS JetStream destination', () => {
   let t: TestApp;
   const key = () => t.demo.workspaces[0].apiKey;
   beforeAll(async () => (t = await startTestApp({ config: { allowPrivateTargets: true, deliveryTimeoutMs: 2000 } })));
@@ -127,10 +128,10 @@ describe('NATS JetStream destination', () => {
   });
 });
 
-describe('NATS destination through an outage', () => {
+describe.skipIf(missing('nats'))('NATS destination through an outage', () => {
   let t: TestApp;
   const clock = new ManualClock();
-  const proxy = new TcpProxy(NATS.port);
+  const proxy = new TcpProxy(NATS.port, NATS.host);
   beforeAll(async () => {
     await proxy.start();
     t = await startTestApp({ clock, config: { allowPrivateTargets: true, deliveryTimeoutMs: 1000, retryScheduleMs: [60_000] } });
@@ -145,7 +146,7 @@ describe('NATS destination through an outage', () => {
     const stream = await natsStream([subject]);
     try {
       const key = t.demo.workspaces[0].apiKey;
-      const ep = (await t.call(key, 'POST', '/v1/webhooks/endpoints', { url: `nats://127.0.0.1:${proxy.port}`, subject, subscribedEvents: ['product.created'] })).json();
+      const ep = (await t.call(key, 'POST', '/v1/webhooks/endpoints', { url: NATS.via(proxy.port), subject, subscribedEvents: ['product.created'] })).json();
       const worker = testWorker(t);
       await createProduct(t, 'Before');
       expect(await worker.runDue()).toBe(1);

@@ -1,10 +1,32 @@
 import { randomBytes } from 'node:crypto';
 import { connect as amqpConnect, type ConsumeMessage } from 'amqplib';
 import { AckPolicy, connect as natsConnect, type JsMsg, type NatsConnection } from 'nats';
+import { SERVICES } from './service-list.js';
+
+/** A broker's address from its URL (RABBITMQ_URL, NATS_URL; see services.ts for the defaults). */
+function address(url: string, defaultPort: number) {
+  const parsed = new URL(url);
+  const redacted = new URL(url);
+  if (redacted.password) redacted.password = '***';
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || defaultPort),
+    url,
+    /** The URL as the API shows it: its password replaced by `***`. */
+    redacted: redacted.toString(),
+    /** The same URL through a TcpProxy listening on 127.0.0.1:`port`. */
+    via(port: number): string {
+      const through = new URL(url);
+      through.hostname = '127.0.0.1';
+      through.port = String(port);
+      return through.toString();
+    },
+  };
+}
 
 /** The shared servers of this machine (never stopped by tests: cut a TcpProxy in front of them instead). */
-export const RABBITMQ = { host: '127.0.0.1', port: 5672, url: 'amqp://guest:guest@127.0.0.1:5672/' };
-export const NATS = { host: '127.0.0.1', port: 4222 };
+export const RABBITMQ = address(SERVICES.rabbitmq.where(), 5672);
+export const NATS = address(SERVICES.nats.where(), 4222);
 
 export const uniqueName = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
 

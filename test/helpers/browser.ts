@@ -1,12 +1,13 @@
 import { chromium, type Browser } from 'playwright-core';
+import { chromiumPath } from './service-list.js';
 
 /**
- * Debian's Chromium (CHROMIUM_PATH, else /usr/bin/chromium) driven headless through playwright-core.
+ * Chromium (CHROMIUM_PATH, else `chromium` on PATH: Debian's package) driven headless through playwright-core.
  * No host but 127.0.0.1 resolves, so whatever a page asks for elsewhere cannot leave the machine.
  */
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: chromiumPath() ?? 'chromium',
     args: [
       '--headless',
       '--no-sandbox',

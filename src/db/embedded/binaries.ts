@@ -35,14 +35,37 @@ export function unprivileged(): RunAs | null {
   return { name: 'nobody', uid: Number(uid), gid: Number(gid) };
 }
 
-/** Whether `user` can reach `path`: every folder on the way lets others through (or is the user's). */
-export function reachable(path: string, user: RunAs): boolean {
+/** A folder on the way to a path that a user cannot pass through, as `ls -ld` would describe it. */
+export interface Blocker {
+  dir: string;
+  mode: number;
+  owner: number;
+}
+
+/**
+ * The first folder on the way to `path` that `user` cannot pass through (it lacks the execute
+ * permission that applies to the user: owner's, group's or others'); null when every one lets the
+ * user through. Folders not made yet are skipped: svc makes them, open to others.
+ */
+export function blocker(path: string, user: RunAs): Blocker | null {
   for (let dir = dirname(path); ; dir = dirname(dir)) {
-    const stat = statSync(dir);
-    const through = stat.uid === user.uid ? stat.mode & 0o100 : stat.gid === user.gid ? stat.mode & 0o010 : stat.mode & 0o001;
-    if (!through) return false;
-    if (dir === dirname(dir)) return true;
+    let stat;
+    try {
+      stat = statSync(dir);
+    } catch {
+      stat = null;
+    }
+    if (stat) {
+      const through = stat.uid === user.uid ? stat.mode & 0o100 : stat.gid === user.gid ? stat.mode & 0o010 : stat.mode & 0o001;
+      if (!through) return { dir, mode: stat.mode & 0o7777, owner: stat.uid };
+    }
+    if (dir === dirname(dir)) return null;
   }
+}
+
+/** Whether `user` can reach `path`: every folder on the way lets the user through. */
+export function reachable(path: string, user: RunAs): boolean {
+  return blocker(path, user) === null;
 }
 
 /**

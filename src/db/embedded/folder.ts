@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataDirInUseError, lockDataDir } from './lock.js';
 import { ownServer, serverOf } from './server.js';
@@ -27,6 +27,8 @@ export interface FolderServer {
  */
 export async function folderServer(dataDir: string, options: { owner: boolean; log: (line: string) => void }): Promise<FolderServer> {
   if (existsSync(join(dataDir, 'pglite'))) throw new OlderFolderError(dataDir);
+  // A refused start leaves no folder it made.
+  const made = !existsSync(dataDir);
   mkdirSync(dataDir, { recursive: true });
   let release: () => void;
   try {
@@ -49,6 +51,15 @@ export async function folderServer(dataDir: string, options: { owner: boolean; l
     };
   } catch (error) {
     release();
+    if (made) removeIfEmpty(dataDir);
     throw error;
+  }
+}
+
+function removeIfEmpty(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Not empty (the server's log of a failed initdb, say): kept for the reader.
   }
 }

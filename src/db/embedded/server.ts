@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
-import { findBinaries, reachable, unprivileged, type Binaries, type RunAs } from './binaries.js';
+import { blocker, findBinaries, unprivileged, type Binaries, type RunAs } from './binaries.js';
 import { alive } from './lock.js';
 
 /** What a data folder holds of the embedded server: its files, its password, its log. */
@@ -103,19 +103,37 @@ function lastLogLine(dataDir: string): string {
   }
 }
 
-/** Makes the server's files: a new cluster whose one user has a generated password, kept in the data folder (mode 0600). */
+/**
+ * Refuses, before anything is written (ownServer checks first), a folder on the way to the server's files that the user
+ * PostgreSQL runs as cannot pass through, naming that folder and the command that opens it.
+ */
+export function checkReachable(pgdata: string, user: RunAs): void {
+  const found = blocker(pgdata, user);
+  if (!found) return;
+  const mode = found.mode.toString(8).padStart(4, '0');
+  throw new Error(
+    `PostgreSQL runs as user ${user.name} here (svc runs as root, which PostgreSQL refuses), and ${user.name} cannot pass through ${found.dir} ` +
+      `(mode ${mode}, owner uid ${found.owner}) on the way to ${pgdata}: run chmod o+x ${found.dir} (others may then pass through it, not list it), ` +
+      `or set SVC_DATA_DIR to a folder ${user.name} can reach, or run svc as another user; nothing was created`,
+  );
+}
+
+/**
+ * Makes the server's files: a new cluster whose one user has a generated password, kept in the data
+ * folder (mode 0600). A failure removes what it made, so that the next start begins afresh.
+ */
 async function initialise(binaries: Binaries, dataDir: string, pgdata: string, user: RunAs | null): Promise<void> {
   const password = randomBytes(24).toString('base64url');
-  writeFileSync(join(dataDir, PASSWORD_FILE), password + '\n', { mode: 0o600 });
-  mkdirSync(pgdata, { mode: 0o700 });
+  const passwordFile = join(dataDir, PASSWORD_FILE);
+  // An empty folder of the server's may be left by an earlier version's refused start: initdb takes it.
+  const made = !existsSync(pgdata);
+  writeFileSync(passwordFile, password + '\n', { mode: 0o600 });
+  mkdirSync(pgdata, { recursive: true, mode: 0o700 });
   // initdb reads the password from a file, which must be its user's.
   const pwfile = join(tmpdir(), `svc-initdb-${randomBytes(6).toString('hex')}`);
   writeFileSync(pwfile, password + '\n', { mode: 0o600 });
   try {
     if (user) {
-      if (!reachable(pgdata, user)) {
-        throw new Error(`PostgreSQL runs as user ${user.name} here (svc runs as root), who cannot reach ${pgdata}: set SVC_DATA_DIR to a folder every user can reach, or run svc as another user`);
-      }
       chownSync(pgdata, user.uid, user.gid);
       chownSync(pwfile, user.uid, user.gid);
     }
@@ -125,6 +143,10 @@ async function initialise(binaries: Binaries, dataDir: string, pgdata: string, u
     const args = ['-D', pgdata, '-U', USER, `--pwfile=${pwfile}`, '-A', 'scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-instructions', '--no-data-checksums'];
     const code = await run(binaries.initdb, args, dataDir, user, false).exited;
     if (code !== 0) throw new Error(`PostgreSQL's initdb failed in ${pgdata}: ${lastLogLine(dataDir)} (the whole log: ${join(dataDir, LOG_FILE)})`);
+  } catch (error) {
+    if (made) rmSync(pgdata, { recursive: true, force: true });
+    rmSync(passwordFile, { force: true });
+    throw error;
   } finally {
     rmSync(pwfile, { force: true });
   }
@@ -183,9 +205,11 @@ export interface OwnServer {
  */
 export async function ownServer(dataDir: string, log: (line: string) => void): Promise<OwnServer> {
   const user = unprivileged();
-  const binaries = findBinaries(user);
   const pgdata = join(dataDir, SERVER_FOLDER);
-  if (!existsSync(join(pgdata, 'PG_VERSION'))) {
+  const fresh = !existsSync(join(pgdata, 'PG_VERSION'));
+  if (fresh && user) checkReachable(pgdata, user);
+  const binaries = findBinaries(user);
+  if (fresh) {
     if (user) log(`The PostgreSQL server in ${pgdata} runs as user ${user.name}: PostgreSQL refuses to run as root, as svc does here`);
     await initialise(binaries, dataDir, pgdata, user);
   }
