@@ -2323,7 +2323,7 @@ export interface components {
              */
             endpointId: string;
             /**
-             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays.
+             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays, which is not in the event log (a replay's event is its sourceEventId).
              * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
              */
             eventId: string;
@@ -8168,7 +8168,7 @@ export interface operations {
                              */
                             endpointId: string;
                             /**
-                             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays.
+                             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays, which is not in the event log (a replay's event is its sourceEventId).
                              * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
                              */
                             eventId: string;
@@ -8194,6 +8194,7 @@ export interface operations {
                             responseTimeMs: number | null;
                             replayOf: string | null;
                             nextAttemptAt: string | null;
+                            sourceEventId: string | null;
                             /** @description The JSON body sent (or to be sent). */
                             requestBody: unknown;
                             /** @description Headers of the last attempt, without secrets; null before the first attempt. */
@@ -13301,7 +13302,7 @@ export interface operations {
                              */
                             endpointId: string;
                             /**
-                             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays.
+                             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays, which is not in the event log (a replay's event is its sourceEventId).
                              * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
                              */
                             eventId: string;
@@ -13327,6 +13328,7 @@ export interface operations {
                             responseTimeMs: number | null;
                             replayOf: string | null;
                             nextAttemptAt: string | null;
+                            sourceEventId: string | null;
                             /** @description The JSON body sent (or to be sent). */
                             requestBody: unknown;
                             /** @description Headers of the last attempt, without secrets; null before the first attempt. */
