@@ -1565,7 +1565,7 @@ export interface webhooks {
         put?: never;
         /**
          * webhook.endpoint.auto_disabled
-         * @description A webhook endpoint was disabled after 5 consecutive failed deliveries.
+         * @description A webhook endpoint was disabled: after 5 consecutive failed deliveries, or at once when its receiver answered 410 Gone.
          *
          *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
@@ -2075,7 +2075,7 @@ export interface components {
         };
         /**
          * webhook.endpoint.auto_disabled
-         * @description A webhook endpoint was disabled after 5 consecutive failed deliveries.
+         * @description A webhook endpoint was disabled: after 5 consecutive failed deliveries, or at once when its receiver answered 410 Gone.
          */
         WebhookEndpointAutoDisabledEvent: {
             /**
