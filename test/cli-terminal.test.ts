@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,6 +67,8 @@ describe('svc serve at a terminal, svc demo --show, svc admin dashboard-link wit
       const { pid } = JSON.parse(readFileSync(join(dataDir, 'serve.json'), 'utf8'));
       process.kill(pid, 'SIGTERM');
       await exited;
+      // Its PostgreSQL server has stopped too before the next test starts one on the same folder.
+      await until('PostgreSQL did not stop', () => !existsSync(join(dataDir, 'postgres', 'postmaster.pid')));
     }
   });
 
