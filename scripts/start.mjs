@@ -23,7 +23,8 @@ const builtAt = (file) => (existsSync(file) ? statSync(file).mtimeMs : 0);
 
 function build(what, command, args) {
   console.log(`Building ${what}...`);
-  const result = spawnSync(command, args, { stdio: 'inherit' });
+  // Quiet: the bundle sizes are for who works on the dashboard, not for a first start.
+  const result = spawnSync(command, args, { stdio: 'inherit', env: { ...process.env, SVC_BUILD_QUIET: '1' } });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 

@@ -4,6 +4,7 @@ import { createDemo } from './admin/demo.js';
 import { ADMIN_COMMANDS } from './cli/admin.js';
 import { archiveCommand } from './cli/archive.js';
 import { UsageError, output, parseFlags } from './cli/args.js';
+import { DEMO_HELP, showDemo } from './cli/demo-show.js';
 import { demoText } from './cli/demo-text.js';
 import { describeFailure } from './cli/failure.js';
 import { connectionOf, CONNECTION_FLAGS } from './cli/connection.js';
@@ -23,6 +24,7 @@ Usage:
   svc worker               run webhook delivery workers only (scale them apart from the API)
   svc migrate              apply database migrations
   svc demo [--json]        create a fresh demo organization, workspaces, users and credentials
+  svc demo --show          print again the credentials npm start seeded, and how to sign in
   svc listen --forward-to URL  forward the live events of a running service to a local URL, signed
                            (--forward TYPE=URL routes types to different URLs; --print-json prints them)
   svc trigger TYPE         make a real change through the API that emits an event of TYPE (order.paid, ...)
@@ -71,8 +73,9 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'demo') {
-    const flags = parseFlags(rest, {}, 'demo');
-    if (flags.help) return void console.log('svc demo [--json]\n  Creates a fresh demo set (with sample products and a paused webhook endpoint) and prints its ids and credentials.');
+    const flags = parseFlags(rest, { show: { type: 'boolean' } }, 'demo');
+    if (flags.help) return void console.log(DEMO_HELP);
+    if (flags.show) return showDemo(loadConfig(), flags.json === true);
     const ctx = await openContext(loadConfig(), { quiet: true });
     try {
       const demo = await createDemo(ctx.db, ctx.config.publicUrl, ctx.clock.now(), ctx.secrets);

@@ -13,6 +13,8 @@ export interface Config {
   publicUrl: string;
   masterKey: Buffer | null;
   logLevel: string;
+  /** SVC_LOG_FORMAT: `lines` (short lines for a person) or `json`; by default lines on a terminal. */
+  logFormat: 'json' | 'lines';
   deliveryTimeoutMs: number;
   retryScheduleMs: number[];
   workers: number;
@@ -186,6 +188,8 @@ export function loadConfig(env: Env = process.env): Config {
   const publicUrl = (url(env, 'SVC_PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const logFormat = env.SVC_LOG_FORMAT || (process.stdout.isTTY ? 'lines' : 'json');
+  if (logFormat !== 'json' && logFormat !== 'lines') throw new ConfigError(`SVC_LOG_FORMAT must be json or lines, got "${logFormat}"`);
 
   let masterKey: Buffer | null = null;
   if (env.SVC_MASTER_KEY) {
@@ -230,6 +234,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     masterKey,
     logLevel,
+    logFormat,
     deliveryTimeoutMs,
     retryScheduleMs,
     workers: integer(env, 'SVC_WORKERS', 1, 0, 64),

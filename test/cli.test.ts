@@ -103,6 +103,12 @@ describe('svc command line', { timeout: 240_000 }, () => {
     expect(Date.parse(link.expiresAt) - Date.now()).toBeGreaterThan(9 * 60_000);
     const noUser = await runCli(['admin', 'dashboard-link', '--user', 'nobody@example.com'], env);
     expect([noUser.code, noUser.stderr.trim()]).toEqual([1, 'svc: there is no user "nobody@example.com" (list them with svc admin list-users)']);
+    // No demo.json (svc demo, not npm start) and two owners (the demo's and the outsider's): --user is needed.
+    const noDefault = await runCli(['admin', 'dashboard-link'], env);
+    expect([noDefault.code, noDefault.stderr.trim()]).toEqual([
+      1,
+      'svc: there is no demo owner and not exactly one organization owner: name the user with --user USER_ID|EMAIL (list them with svc admin list-users)',
+    ]);
 
     const server = await startServer([], env);
     try {

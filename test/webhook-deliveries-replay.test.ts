@@ -28,6 +28,7 @@ describe('webhook deliveries', () => {
     expect(delivery).toEqual({
       ...target,
       nextAttemptAt: target.createdAt,
+      sourceEventId: target.eventId,
       requestBody: event.json(),
       requestHeaders: null,
       responseBody: null,
@@ -79,6 +80,17 @@ describe('webhook deliveries', () => {
     const second = (await t.call(key, 'GET', `/v1/webhooks/deliveries/${again.id}`)).json().delivery;
     expect(second.replayOf).toBe(delivery.id);
     expect(second.requestBody).toEqual(before.delivery.requestBody);
+
+    // The replay's event id is synthetic: sourceEventId names the event it sends, and the events
+    // route says what the synthetic id is instead of a bare "No such event".
+    expect([replay.sourceEventId, second.sourceEventId]).toEqual([original.eventId, original.eventId]);
+    expect(expectError(await t.call(key, 'GET', `/v1/events/${replay.eventId}`), 404, 'NOT_FOUND').message).toBe(
+      `${replay.eventId} is not an event of the log: it is the id replay ${delivery.id} of delivery ${original.id} was sent under; the event it carries is ${original.eventId}.`,
+    );
+    expect((await t.call(key, 'GET', `/v1/events/${original.eventId}`)).statusCode).toBe(200);
+    // Not another workspace's: there, it is no event and no delivery either.
+    const elsewhere = await t.call(t.demo.workspaces[1].apiKey, 'GET', `/v1/events/${replay.eventId}`);
+    expect(expectError(elsewhere, 404, 'NOT_FOUND').message).toBe('No such event.');
   });
 
   it('filters by event: its deliveries, their replays and the replays of those, newest first', async () => {
@@ -143,6 +155,12 @@ describe('webhook deliveries', () => {
     expect(pingReplay.statusCode).toBe(201);
     const replayedPing = (await t.call(key, 'GET', `/v1/webhooks/deliveries/${pingReplay.json().delivery.id}`)).json().delivery;
     expect(replayedPing.requestBody).toEqual({ id: ping.eventId, type: 'webhook.ping', created: expect.any(String) });
+    // A test event is in no log: neither the ping nor its replay has a source event.
+    const sentPing = (await t.call(key, 'GET', `/v1/webhooks/deliveries/${ping.deliveryId}`)).json().delivery;
+    expect([sentPing.sourceEventId, replayedPing.sourceEventId]).toEqual([null, null]);
+    expect(expectError(await t.call(key, 'GET', `/v1/events/${ping.eventId}`), 404, 'NOT_FOUND').message).toBe(
+      `${ping.eventId} is not an event of the log: it is the id test delivery ${ping.deliveryId} (webhook.ping) was sent under.`,
+    );
 
     await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${c}`, { active: false });
     const count = (await list(`?endpointId=${c}`)).data.length;

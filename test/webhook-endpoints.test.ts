@@ -123,6 +123,9 @@ describe('webhook endpoints', () => {
       nextPageUrl: null,
       previousPageUrl: null,
     });
+    // Both ways an endpoint is disabled for it are named: failures in a row, and a 410 Gone.
+    const disabled = res.json().data.find((e: { type: string }) => e.type === 'webhook.endpoint.auto_disabled');
+    expect(disabled.description).toMatch(/5 consecutive failed deliveries.*410 Gone/);
     expect((await t.call(key, 'GET', '/v1/webhooks/endpoints/event-types?page=abc')).json().error.code).toBe('VALIDATION');
     expect((await t.call(key, 'GET', '/v1/webhooks/endpoints/event-types?limit=0')).statusCode).toBe(400);
   });

@@ -2,6 +2,7 @@
 // Prints the size of what the browser loads for the first page (index.html and every script and
 // stylesheet it names, modulepreloads included), raw and gzipped, and of the chunks loaded later
 // (the chart). The target is under 250 KB gzipped for the first load; past it the build fails.
+// With SVC_BUILD_QUIET set (npm start's build) it says something only when the build fails.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -16,6 +17,8 @@ const size = (file) => {
   return { raw: body.length, gzip: gzipSync(body, { level: 9 }).length };
 };
 
+const quiet = Boolean(process.env.SVC_BUILD_QUIET);
+const log = (text) => (quiet ? undefined : console.log(text));
 let first = size('index.html');
 const lines = [];
 for (const file of [...named].sort()) {
@@ -24,11 +27,11 @@ for (const file of [...named].sort()) {
   lines.push(`  ${file.padEnd(40)} ${kb(s.raw).padStart(8)} KB  ${kb(s.gzip).padStart(7)} KB gzipped`);
 }
 const later = readdirSync(join(dist, 'assets')).map((f) => `assets/${f}`).filter((f) => !named.has(f) && /\.(js|css)$/.test(f));
-console.log(`dashboard first load: ${kb(first.raw)} KB, ${kb(first.gzip)} KB gzipped (target < ${LIMIT_KB} KB)`);
-console.log(lines.join('\n'));
+log(`dashboard first load: ${kb(first.raw)} KB, ${kb(first.gzip)} KB gzipped (target < ${LIMIT_KB} KB)`);
+log(lines.join('\n'));
 for (const file of later.sort()) {
   const s = size(file);
-  console.log(`  later: ${file.padEnd(33)} ${kb(s.raw).padStart(8)} KB  ${kb(s.gzip).padStart(7)} KB gzipped`);
+  log(`  later: ${file.padEnd(33)} ${kb(s.raw).padStart(8)} KB  ${kb(s.gzip).padStart(7)} KB gzipped`);
 }
 if (first.gzip / 1024 > LIMIT_KB) {
   console.error(`The dashboard's first load is over ${LIMIT_KB} KB gzipped.`);

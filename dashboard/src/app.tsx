@@ -1,7 +1,8 @@
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Redirect, Route, Router, Switch, useLocation } from 'wouter';
 import { SignedIn, type SignInReason } from './api/app-state';
-import { loadSession, saveSession, type Session } from './api/session';
+import { askOtherTabs, shareSession } from './api/handoff';
+import { clearSession, loadSession, saveSession, type Session } from './api/session';
 import { Layout } from './components/layout';
 import { PAGES } from './pages';
 import { SignIn } from './pages/sign-in';
@@ -25,10 +26,20 @@ function Pages() {
   );
 }
 
+/** How long a tab without a session waits for an open tab to hand it one (handoff.ts). */
+const ASK_MS = 500;
+
+const hasCode = () => location.hash.includes('code=');
+
 function Shell() {
   const [session, setSession] = useState<Session | null>(loadSession);
   const [reason, setReason] = useState<SignInReason>(null);
+  const [asking, setAsking] = useState(() => !loadSession() && !hasCode());
+  // A sign-in link pasted into an open tab changes only the fragment: the page renders again for it.
+  const [, setHash] = useState(location.hash);
   const [, navigate] = useLocation();
+  const current = useRef(session);
+  current.current = session;
 
   const signedIn = useCallback(
     (next: Session) => {
@@ -48,8 +59,50 @@ function Shell() {
     [navigate],
   );
 
+  useEffect(() => {
+    const changed = () => setHash(location.hash);
+    addEventListener('hashchange', changed);
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+
+  useEffect(() => {
+    if (!asking) return;
+    let live = true;
+    void askOtherTabs(ASK_MS).then((found) => {
+      if (!live) return;
+      // Handed a session: this tab stays on the page it was opened at.
+      if (found) {
+        saveSession(found);
+        setSession(found);
+      }
+      setAsking(false);
+    });
+    return () => {
+      live = false;
+    };
+  }, [asking]);
+
+  useEffect(
+    () =>
+      shareSession(
+        () => current.current,
+        () => {
+          clearSession();
+          signedOut('signed-out');
+        },
+      ),
+    [signedOut],
+  );
+
+  if (asking) {
+    return (
+      <main className="container">
+        <p aria-busy="true">Looking for a session in another tab…</p>
+      </main>
+    );
+  }
   // A sign-in link opened in a tab that is already signed in still signs in with it.
-  if (!session || location.hash.includes('code=')) return <SignIn onSignedIn={signedIn} reason={reason} />;
+  if (!session || hasCode()) return <SignIn onSignedIn={signedIn} reason={reason} />;
   return (
     <SignedIn key={session.token} session={session} onSignedOut={signedOut}>
       <Layout>

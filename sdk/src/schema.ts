@@ -1565,7 +1565,7 @@ export interface webhooks {
         put?: never;
         /**
          * webhook.endpoint.auto_disabled
-         * @description A webhook endpoint was disabled after 5 consecutive failed deliveries.
+         * @description A webhook endpoint was disabled: after 5 consecutive failed deliveries, or at once when its receiver answered 410 Gone.
          *
          *     Sent as a POST to every active endpoint subscribed to this type, signed per [Standard Webhooks](https://www.standardwebhooks.com/). Verify the signature over the raw body before trusting it, answer 2xx within 10 seconds, then fetch `subject.url` for the current state. See [docs/receiving-webhooks.md](/docs/guides/receiving-webhooks.md).
          */
@@ -2075,7 +2075,7 @@ export interface components {
         };
         /**
          * webhook.endpoint.auto_disabled
-         * @description A webhook endpoint was disabled after 5 consecutive failed deliveries.
+         * @description A webhook endpoint was disabled: after 5 consecutive failed deliveries, or at once when its receiver answered 410 Gone.
          */
         WebhookEndpointAutoDisabledEvent: {
             /**
@@ -2323,7 +2323,7 @@ export interface components {
              */
             endpointId: string;
             /**
-             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays.
+             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays, which is not in the event log (a replay's event is its sourceEventId).
              * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
              */
             eventId: string;
@@ -8168,7 +8168,7 @@ export interface operations {
                              */
                             endpointId: string;
                             /**
-                             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays.
+                             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays, which is not in the event log (a replay's event is its sourceEventId).
                              * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
                              */
                             eventId: string;
@@ -8194,6 +8194,7 @@ export interface operations {
                             responseTimeMs: number | null;
                             replayOf: string | null;
                             nextAttemptAt: string | null;
+                            sourceEventId: string | null;
                             /** @description The JSON body sent (or to be sent). */
                             requestBody: unknown;
                             /** @description Headers of the last attempt, without secrets; null before the first attempt. */
@@ -13301,7 +13302,7 @@ export interface operations {
                              */
                             endpointId: string;
                             /**
-                             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays.
+                             * @description The originating event, or a synthetic evt_ id for webhook.ping and replays, which is not in the event log (a replay's event is its sourceEventId).
                              * @example evt_01jq2m9d0r4t8y2b6n0c4x8v2q
                              */
                             eventId: string;
@@ -13327,6 +13328,7 @@ export interface operations {
                             responseTimeMs: number | null;
                             replayOf: string | null;
                             nextAttemptAt: string | null;
+                            sourceEventId: string | null;
                             /** @description The JSON body sent (or to be sent). */
                             requestBody: unknown;
                             /** @description Headers of the last attempt, without secrets; null before the first attempt. */

@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { createDemo, type DemoSet } from '../admin/demo.js';
 import { buildApp } from '../app.js';
 import { createSignInCode, signInUrl } from '../dashboard/store.js';
+import { terminalLines } from '../http/log-lines.js';
 import { loggerOptions } from '../http/logger.js';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
@@ -18,6 +18,7 @@ import { startRollup } from '../webhooks/attempts/rollup.js';
 import { startAlerts } from '../webhooks/alerts/check.js';
 import type { DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
 import { startWorkers } from '../webhooks/engine/workers.js';
+import { demoFile, demoOwner, readDemo } from './demo-file.js';
 import { demoSummary, tryLine } from './demo-text.js';
 import { recordPublicUrl } from './public-url.js';
 import { exitAfter, recordUntil, stopDeadlineMs, stopSignals } from './signals.js';
@@ -33,7 +34,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   await startTracing();
   const ctx = await openContext(config, { owner: true });
   const app = await buildApp(ctx, {
-    logger: loggerOptions(config.logLevel),
+    logger: loggerOptions(config.logLevel, config.logFormat === 'lines' ? terminalLines() : undefined),
   });
   const demo = options.demo ? await ensureDemo(ctx) : null;
   await app.listen({ port: config.port, host: config.host });
@@ -95,33 +96,38 @@ function deliveryLog(log: FastifyBaseLogger): Pick<DeliveryWorkerOptions, 'onErr
 
 async function ensureDemo(ctx: AppContext): Promise<DemoSet | null> {
   if (ctx.config.databaseUrl) return null;
-  const file = join(ctx.config.dataDir, 'demo.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DemoSet;
+  const kept = readDemo(ctx.config.dataDir);
+  if (kept) return kept;
   const [{ count }] = await ctx.db.query<{ count: number }>('SELECT count(*)::int AS count FROM organizations');
   if (count > 0) return null;
   const demo = await createDemo(ctx.db, ctx.config.publicUrl, ctx.clock.now(), ctx.secrets);
-  writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
+  writeFileSync(demoFile(ctx.config.dataDir), JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
   return demo;
 }
 
 /** A fresh one-time dashboard sign-in link for the demo owner, at every start (the last one may be used or expired). */
 async function demoSignInLink(ctx: AppContext, demo: DemoSet): Promise<string> {
-  const owner = demo.users.find((u) => u.role === 'owner')!;
+  const owner = demoOwner(demo);
   const { code } = await createSignInCode(ctx.db, owner.id, ctx.clock.now());
   return `Dashboard sign-in for ${owner.email} (one use, 10 minutes): ${signInUrl(ctx.config.publicUrl, code)}`;
 }
 
+/**
+ * What a person needs first, first: the sign-in link right under the address, and the commands
+ * that make another link and print the credentials again once the log has pushed them away.
+ */
 function printBanner(config: Config, demo: DemoSet | null, signIn: string | null): void {
-  const lines = [
-    ``,
-    `svc is listening on ${config.publicUrl}`,
+  const lines = [``, `svc is listening on ${config.publicUrl}`];
+  if (signIn) lines.push(``, signIn, `Another link: npx svc admin dashboard-link   (the credentials again: npx svc demo --show)`, ``);
+  lines.push(
     `API reference: ${config.publicUrl}/docs (OpenAPI document: /openapi.json)`,
-    `Dashboard: ${config.publicUrl}/dashboard/ (sign in with a link from svc admin dashboard-link --user EMAIL, or a personal access token)`,
-  ];
+    signIn
+      ? `Dashboard: ${config.publicUrl}/dashboard/ (open the sign-in link above first)`
+      : `Dashboard: ${config.publicUrl}/dashboard/ (sign in with a link from svc admin dashboard-link --user EMAIL, or a personal access token)`,
+  );
   if (demo) {
     // The credentials file was written at the first start; the address is this start's.
-    lines.push(``, ...demoSummary(demo), `All demo credentials: ${join(config.dataDir, 'demo.json')}`, ``, tryLine(demo, config.publicUrl));
+    lines.push(``, ...demoSummary(demo), `All demo credentials: ${demoFile(config.dataDir)}`, ``, tryLine(demo, config.publicUrl));
   }
-  if (signIn) lines.push(signIn);
   process.stdout.write(lines.join('\n') + '\n\n');
 }

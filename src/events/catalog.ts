@@ -18,7 +18,7 @@ export const EVENT_CATALOG = [
   {
     type: 'webhook.endpoint.auto_disabled',
     subject: 'webhook_endpoint',
-    description: 'A webhook endpoint was disabled after 5 consecutive failed deliveries.',
+    description: 'A webhook endpoint was disabled: after 5 consecutive failed deliveries, or at once when its receiver answered 410 Gone.',
   },
   {
     type: 'webhook.endpoint.failing',

@@ -44,3 +44,29 @@ export async function enqueue(q: Queryable, deliveries: DirectDelivery[], now: D
   await q.query(`SELECT pg_notify(${channelSql(DELIVERY_CHANNEL)}, '')`);
   return ids;
 }
+
+/** A delivery sent under a synthetic event id: its id, what it replays, and the event its body carries. */
+export interface SentUnder {
+  id: string;
+  eventType: string;
+  replayOf: string | null;
+  /** The `id` of a replayed event's body; null for pings and their replays. */
+  sourceEventId: string | null;
+}
+
+/**
+ * The ping or replay whose synthetic event id is `eventId`, or null. The delivery's id and the
+ * synthetic event id are made at one instant (enqueue's callers), so the look-up is a short range
+ * of the primary key, as for the deliveries list's eventId filter (webhooks/deliveries/store.ts).
+ */
+export async function findSentUnder(q: Queryable, workspaceId: string, eventId: string): Promise<SentUnder | null> {
+  const prefix = `whd_${eventId.slice(4, 14)}`;
+  const [row] = await q.query<{ id: string; event_type: string; replay_of: string | null; source: string | null }>(
+    `SELECT id, event_type, replay_of, CASE WHEN event_type <> 'webhook.ping' THEN payload::jsonb->>'id' END AS source
+       FROM webhook_deliveries
+      WHERE id > $1 AND id < $2 AND event_id = $3 AND workspace_id = $4 AND payload IS NOT NULL
+      LIMIT 1`,
+    [prefix, `${prefix}~`, eventId, workspaceId],
+  );
+  return row ? { id: row.id, eventType: row.event_type, replayOf: row.replay_of, sourceEventId: row.source } : null;
+}

@@ -2,6 +2,7 @@ import { createContext, useContext, useEffect, useMemo, useState, type ReactNode
 import type { ResponseData } from '@svc/sdk';
 import { ErrorBox } from '../components/error-box';
 import { RateLimitNotice } from '../components/rate-limit-notice';
+import { announceSignOut } from './handoff';
 import { apiClient, type ClientEvents, type SvcClient } from './client';
 import { useLoad, useShared } from './hooks';
 import { usePolling } from './polling';
@@ -104,6 +105,7 @@ export function SignedIn({ session, onSignedOut, children }: Props) {
     signOut: async () => {
       // A link's session token is revoked on the server; a pasted token is only forgotten here.
       if (session.source === 'link') await userClient.DELETE('/v1/dashboard/sessions/current').catch(() => undefined);
+      announceSignOut(session.token);
       clearSession();
       onSignedOut('signed-out');
     },

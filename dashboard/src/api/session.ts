@@ -2,7 +2,7 @@ import { clearShared } from './cache';
 
 /**
  * The signed-in session: its token lives in this tab's sessionStorage only (gone when the tab
- * closes), never in localStorage, a cookie or a URL. `link` sessions were minted by a one-time
+ * closes), never in localStorage, a cookie or a URL; a new tab is handed it by an open one (handoff.ts). `link` sessions were minted by a one-time
  * sign-in link and are revoked on the server at sign-out; a pasted token is only forgotten.
  */
 export interface Session {

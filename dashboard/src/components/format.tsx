@@ -32,6 +32,7 @@ const TONES: Record<string, string> = {
   'auto-disabled': 'bad',
   failing: 'bad',
   disabled: 'muted',
+  inactive: 'muted',
   paused: 'warn',
   revoked: 'muted',
   unread: 'info',

@@ -23,7 +23,7 @@ const Status = Type.Union([Type.Literal('pending'), Type.Literal('success'), Typ
 const listFields = {
   id: Type.String({ description: 'whd_...; also the webhook-id header, reused by retries.', examples: [exampleId('whd')] }),
   endpointId: Type.String({ description: 'whe_...', examples: [exampleId('whe')] }),
-  eventId: Type.String({ description: 'The originating event, or a synthetic evt_ id for webhook.ping and replays.', examples: [exampleId('evt')] }),
+  eventId: Type.String({ description: 'The originating event, or a synthetic evt_ id for webhook.ping and replays, which is not in the event log (a replay\'s event is its sourceEventId).', examples: [exampleId('evt')] }),
   eventType: Type.String({ examples: ['order.paid'] }),
   workspaceId: Type.String({ examples: [EXAMPLE_WORKSPACE_ID] }),
   status: Status,
@@ -44,6 +44,12 @@ export const WebhookDeliveryDetail = Type.Object({
   delivery: Type.Object({
     ...listFields,
     nextAttemptAt: Nullable(Type.String({ format: 'date-time', description: 'When the next attempt is due; null once finished.' })),
+    sourceEventId: Nullable(
+      Type.String({
+        description: "The event of the log whose body this delivery sends: eventId for an event's delivery; for a replay (whose eventId is synthetic) the event of the delivery it copies; null for webhook.ping and its replays.",
+        examples: [exampleId('evt')],
+      }),
+    ),
     requestBody: Type.Unknown({ description: 'The JSON body sent (or to be sent).' }),
     requestHeaders: HeaderMap('Headers of the last attempt, without secrets; null before the first attempt.', REQUEST_HEADERS),
     responseBody: Nullable(Type.String({ description: 'Body of the last response, truncated; null without a response.', examples: ['{"received":true}'] })),

@@ -192,10 +192,23 @@ export function subjectOf(body: unknown): { id: string; type: string } | null {
   return { id: subject.id, type: subject.type };
 }
 
+/**
+ * The event of the log a delivery's body is: its own event, or for a replay (of a replay...) the
+ * event its copied body carries; null for pings and their replays. The replay's eventId is
+ * synthetic, so this is what to follow to the event.
+ */
+function sourceEventOf(row: DeliveryDetailRow, body: unknown): string | null {
+  if (row.event_type === 'webhook.ping') return null;
+  if (!row.replay_of) return row.event_id;
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' && id.startsWith('evt_') ? id : null;
+}
+
 export function toDetailView(row: DeliveryDetailRow) {
   const requestBody = parseBody(row.body);
   return {
     ...toListView(row),
+    sourceEventId: sourceEventOf(row, requestBody),
     nextAttemptAt: iso(row.next_attempt_at),
     requestBody,
     requestHeaders: headerMap(row.request_headers, true),

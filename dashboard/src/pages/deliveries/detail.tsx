@@ -1,11 +1,36 @@
+import type { ResponseData } from '@svc/sdk';
 import { Link, useLocation, useParams } from 'wouter';
 import { useApp } from '../../api/app-state';
 import { useAction, useLoad } from '../../api/hooks';
+import { usePolling } from '../../api/polling';
 import { ErrorBox } from '../../components/error-box';
 import { Badge, Time } from '../../components/format';
 import { IdLink } from '../../components/id-link';
 import { AttemptsTimeline } from './attempts';
 import { Headers } from './headers';
+
+type Delivery = ResponseData<'/v1/webhooks/deliveries/{deliveryId}', 'get'>['delivery'];
+
+/**
+ * The event a delivery sends. A test event (webhook.ping) is sent to one endpoint and never written
+ * to the log; a replay goes out under a synthetic event id of its own, so its event is the one of
+ * the delivery it copies (sourceEventId), which is what is linked.
+ */
+function EventFact({ delivery: d }: { delivery: Delivery }) {
+  if (d.sourceEventId) {
+    return (
+      <>
+        <IdLink id={d.sourceEventId} />
+        {d.replayOf ? <small className="muted"> (sent again by this replay under the id {d.eventId})</small> : null}
+      </>
+    );
+  }
+  return (
+    <>
+      <code>{d.eventId}</code> <small className="muted">({d.replayOf ? 'a replay of a test event' : 'a test event'}: not in the event log)</small>
+    </>
+  );
+}
 
 /** One delivery: what was sent, what came back, and a replay. */
 export function DeliveryDetail() {
@@ -18,6 +43,9 @@ export function DeliveryDetail() {
     navigate(`/deliveries/${delivery.id}`);
   });
   const d = loaded.data;
+  // A pending delivery (a replay just queued, a retry) is looked at again until it settles: after
+  // half a second, then less often while it stays the same, up to every 30 seconds.
+  usePolling(loaded.reload, loaded.data, d ? `${d.status}/${d.attempt}` : '', { startMs: 500, maxMs: 30_000, enabled: d?.status === 'pending' });
 
   return (
     <section>
@@ -59,14 +87,7 @@ export function DeliveryDetail() {
             </dd>
             <dt>Event</dt>
             <dd>
-              {/* A test event (webhook.ping) is sent to one endpoint and never written to the log: it has no page. */}
-              {d.eventType === 'webhook.ping' ? (
-                <>
-                  <code>{d.eventId}</code> <small className="muted">(a test event: not in the event log)</small>
-                </>
-              ) : (
-                <IdLink id={d.eventId} />
-              )}
+              <EventFact delivery={d} />
             </dd>
             <dt>Attempts</dt>
             <dd>{d.attempt}</dd>

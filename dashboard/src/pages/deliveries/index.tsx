@@ -1,4 +1,5 @@
 import type { EventType, WebhookDelivery, WebhookEndpoint } from '@svc/sdk';
+import { useMemo } from 'react';
 import { Link } from 'wouter';
 import { useApp } from '../../api/app-state';
 import { useCatalog } from '../../api/catalog';
@@ -35,6 +36,7 @@ export function Deliveries() {
     [filters],
   );
   const filtered = Object.keys(filters).length > 0;
+  const urls = useMemo(() => Object.fromEntries((endpoints.data ?? []).map((ep) => [ep.id, ep.url])), [endpoints.data]);
 
   return (
     <section>
@@ -85,6 +87,7 @@ export function Deliveries() {
       </form>
       <DeliveryTable
         list={list}
+        endpoints={urls}
         empty={
           filtered ? (
             <Empty title="No delivery matches these filters">

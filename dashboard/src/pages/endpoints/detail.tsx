@@ -218,25 +218,27 @@ export function EndpointDetail() {
             </dd>
           </dl>
           <TriggerPanel endpoint={ep} onTriggered={deliveries.reload} />
+          {/* Right under Trigger and Send test event, where their deliveries are looked for; charts and recovery follow. */}
+          <section aria-labelledby="endpoint-deliveries" data-testid="endpoint-deliveries">
+            <h2 id="endpoint-deliveries">Deliveries</h2>
+            <button type="button" className="secondary outline small" onClick={deliveries.reload}>
+              Refresh
+            </button>
+            <DeliveryTable
+              list={deliveries}
+              empty={
+                <Empty title="No deliveries to this endpoint yet">
+                  <p>
+                    {ep.active ? 'Send it a test event or trigger an event above, or' : 'Re-enable it, then'} create a product: each event it subscribes
+                    to becomes a delivery here.
+                  </p>
+                </Empty>
+              }
+            />
+          </section>
           {/* Asked again when a delivery on the first page changes (a new one, another attempt, an outcome). */}
           <HealthPanel endpointId={endpointId} refresh={deliveryChanges} />
           <RecoverPanel endpointId={endpointId} writable={writable} onRecovered={deliveries.reload} />
-          <h2>Deliveries</h2>
-          <button type="button" className="secondary outline small" onClick={deliveries.reload}>
-            Refresh
-          </button>
-          <DeliveryTable
-            list={deliveries}
-            showEndpoint={false}
-            empty={
-              <Empty title="No deliveries to this endpoint yet">
-                <p>
-                  {ep.active ? 'Send it a test event or trigger an event above, or' : 'Re-enable it, then'} create a product: each event it subscribes to
-                  becomes a delivery here.
-                </p>
-              </Empty>
-            }
-          />
         </>
       ) : loaded.loading ? (
         <p aria-busy="true">Loading…</p>

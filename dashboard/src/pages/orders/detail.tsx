@@ -120,7 +120,7 @@ function LineItems({ order }: { order: Order }) {
   const lines = order.lineItems ?? [];
   return (
     <TableWrap label="Line items">
-      <table className="striped" data-testid="line-items">
+      <table className="striped lines" data-testid="line-items">
         <thead>
           <tr>
             <th scope="col">Product</th>

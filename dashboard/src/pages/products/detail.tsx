@@ -40,7 +40,7 @@ export function ProductDetail() {
         <>
           <header className="title-row">
             <h1>{p.name}</h1>
-            <Badge value={p.active ? 'active' : 'disabled'} />
+            <Badge value={p.active ? 'active' : 'inactive'} />
           </header>
           <dl className="facts">
             <dt>Price</dt>

@@ -57,7 +57,7 @@ export function Products() {
                   </td>
                   <td data-label="Price">{p.price ? money(p.price.amount, p.price.currency) : <span className="muted">no price</span>}</td>
                   <td data-label="Status">
-                    <Badge value={p.active ? 'active' : 'disabled'} />
+                    <Badge value={p.active ? 'active' : 'inactive'} />
                   </td>
                   <td data-label="Created">
                     <Time value={p.createdAt} />

@@ -24,18 +24,26 @@ export function SignIn({ onSignedIn, reason }: { onSignedIn(session: Session): v
   const started = useRef(false);
 
   useEffect(() => {
-    if (started.current) return;
-    started.current = true;
-    const code = takeCode();
-    if (!code) return;
-    setBusy(true);
-    exchangeCode(code).then(
-      (session) => onSignedIn({ token: session.token, source: 'link', user: session.user, expiresAt: session.expiresAt }),
-      (e: unknown) => {
-        setError(e);
-        setBusy(false);
-      },
-    );
+    const redeem = () => {
+      const code = takeCode();
+      if (!code) return;
+      setError(null);
+      setBusy(true);
+      exchangeCode(code).then(
+        (session) => onSignedIn({ token: session.token, source: 'link', user: session.user, expiresAt: session.expiresAt }),
+        (e: unknown) => {
+          setError(e);
+          setBusy(false);
+        },
+      );
+    };
+    if (!started.current) {
+      started.current = true;
+      redeem();
+    }
+    // A link pasted into this tab while it shows this page changes only the fragment.
+    addEventListener('hashchange', redeem);
+    return () => removeEventListener('hashchange', redeem);
   }, [onSignedIn]);
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
@@ -68,13 +76,13 @@ export function SignIn({ onSignedIn, reason }: { onSignedIn(session: Session): v
         <ErrorBox error={error} />
         <p>
           Open a sign-in link: <code>npm start</code> prints one for the demo owner, and{' '}
-          <code>svc admin dashboard-link --user you@example.com</code> makes one for anyone. A link works once, for 10 minutes.
+          <code>npx svc admin dashboard-link</code> makes a new one for the demo owner (<code>--user you@example.com</code> for anyone else). A link works once, for 10 minutes.
         </p>
         <form onSubmit={submit}>
           <label>
             Or paste a personal access token
             <input name="token" type="password" autoComplete="off" spellCheck={false} placeholder="svc_pat_..." required />
-            <small>It stays in this browser tab only (session storage) and is cleared when you sign out or close the tab.</small>
+            <small>It stays in this browser's tabs only (session storage; a new tab asks an open one for it) and is cleared when you sign out or close them.</small>
           </label>
           <button type="submit" disabled={busy}>
             Sign in
