@@ -5,6 +5,7 @@ import type { ReadCoalescer } from './http/coalesce.js';
 import type { CursorCodec } from './http/pagination.js';
 import type { Clock } from './lib/clock.js';
 import type { SecretBox } from './lib/secretbox.js';
+import type { Readiness } from './ops/health.js';
 import type { Metrics } from './ops/metrics.js';
 import type { Sequencer } from './events/sequencer.js';
 import type { EventHub } from './events/stream/hub.js';
@@ -44,6 +45,6 @@ export interface AppContext {
   push: PushQueue;
   /** Prometheus metrics of this process (see ops/metrics.ts); the delivery engine reports to it. */
   metrics: Metrics;
-  /** Set first thing when a graceful stop begins: GET /readyz answers 503 from then on. */
-  stopping: boolean;
+  /** Stopped first thing when a graceful stop begins: GET /readyz answers 503 from then on (see ops/health.ts). */
+  readiness: Readiness;
 }

@@ -17,6 +17,7 @@ import { ReadCoalescer } from './http/coalesce.js';
 import { CursorCodec } from './http/pagination.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { SecretBox, parseMasterKey } from './lib/secretbox.js';
+import { Readiness } from './ops/health.js';
 import { verifyMasterKey } from './ops/master-key.js';
 import { Metrics } from './ops/metrics.js';
 import { dueDeliveries } from './webhooks/engine/due.js';
@@ -92,7 +93,7 @@ export function createContext(
     cursors: new CursorCodec(secrets.deriveKey('cursor')),
     push: new PushQueue({ db, clock, secrets, config, recorded: (outcome) => metrics.pushed(outcome) }, deps.push),
     metrics,
-    stopping: false,
+    readiness: new Readiness(),
   };
 }
 

@@ -1,10 +1,11 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { EXAMPLE_EMAIL, EXAMPLE_WORKSPACE_ID, exampleId } from '../openapi/examples.js';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../context.js';
-import { ExpandParam, parseExpand } from '../http/expand.js';
-import { ListOf, refusePage, wholeList } from '../http/list.js';
+import type { Db } from '../db/db.js';
+import { ExpandParam } from '../http/expand.js';
+import { ListOf } from '../http/list.js';
 import { PageQuery } from '../http/pagination.js';
+import { resource } from '../http/resource.js';
 import { toIso } from '../lib/iso.js';
 import { findUser, listOrganizations, listWorkspaces } from './store.js';
 
@@ -50,17 +51,23 @@ const Me = Type.Object({
   }),
 });
 
-const SmallListQuery = Type.Object(PageQuery, { additionalProperties: false });
 const ORG_EXPAND = ['workspaces'] as const;
 const OrgListQuery = Type.Object({ ...PageQuery, expand: ExpandParam(ORG_EXPAND) }, { additionalProperties: false });
 
-export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get('/me', {
-    config: { auth: any },
-    schema: { tags: ['Account'], operationId: 'getMe', summary: 'The calling user and credential', response: { 200: Me } },
-    handler: async (request) => {
+/** What the account routes use of the service. */
+export type AccountDeps = { db: Db };
+
+export function accountRoutes(app: FastifyInstance, { db }: AccountDeps): void {
+  const account = resource(app, { path: '', tag: 'Account', read: any, write: any });
+
+  account.get({
+    path: '/me',
+    operationId: 'getMe',
+    summary: 'The calling user and credential',
+    response: Me,
+    handle: async ({ request }) => {
       const p = request.principal!;
-      const user = p.kind === 'pat' ? await findUser(ctx.db, p.userId) : null;
+      const user = p.kind === 'pat' ? await findUser(db, p.userId) : null;
       return {
         user: user && { id: user.id, email: user.email, name: user.name, createdAt: toIso(user.created_at) },
         credential: {
@@ -73,42 +80,31 @@ export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   });
 
-  app.get<{ Querystring: Static<typeof OrgListQuery> }>('/organizations', {
-    config: { auth: any },
-    schema: {
-      tags: ['Account'],
-      operationId: 'listOrganizations',
-      summary: 'Organizations of the caller (a small set: both page URLs null)',
-      querystring: OrgListQuery,
-      response: { 200: ListOf(Organization, 'Every organization of the caller.') },
-    },
-    handler: async (request) => {
-      const expand = parseExpand(request.query.expand, ORG_EXPAND);
-      refusePage(request.query.page);
+  account.all({
+    path: '/organizations',
+    operationId: 'listOrganizations',
+    summary: 'Organizations of the caller (a small set: both page URLs null)',
+    query: OrgListQuery,
+    expand: ORG_EXPAND,
+    response: ListOf(Organization, 'Every organization of the caller.'),
+    items: async ({ request, expand }) => {
       const principal = request.principal!;
-      const orgs = await listOrganizations(ctx.db, principal);
+      const orgs = await listOrganizations(db, principal);
       if (expand.has('workspaces')) {
-        const workspaces = await listWorkspaces(ctx.db, principal);
+        const workspaces = await listWorkspaces(db, principal);
         for (const org of orgs) {
           org.workspaces = workspaces.filter((w) => w.organizationId === org.id).map(({ organizationId: _, ...w }) => w);
         }
       }
-      return wholeList(orgs);
+      return orgs;
     },
   });
 
-  app.get<{ Querystring: Static<typeof SmallListQuery> }>('/workspaces', {
-    config: { auth: any },
-    schema: {
-      tags: ['Account'],
-      operationId: 'listWorkspaces',
-      summary: 'Workspaces of the caller (a small set: both page URLs null)',
-      querystring: SmallListQuery,
-      response: { 200: ListOf(Workspace, 'Every workspace the caller can act in.') },
-    },
-    handler: async (request) => {
-      refusePage(request.query.page);
-      return wholeList(await listWorkspaces(ctx.db, request.principal!));
-    },
+  account.all({
+    path: '/workspaces',
+    operationId: 'listWorkspaces',
+    summary: 'Workspaces of the caller (a small set: both page URLs null)',
+    response: ListOf(Workspace, 'Every workspace the caller can act in.'),
+    items: ({ request }) => listWorkspaces(db, request.principal!),
   });
 }

@@ -1,12 +1,12 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { EXAMPLE_WORKSPACE_ID, exampleId } from '../openapi/examples.js';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../context.js';
-import { notFound } from '../http/errors.js';
-import { ListOf, pageUrls, requestCursor } from '../http/list.js';
-import { IdParam, type Mount } from '../http/mount.js';
-import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
-import { isId } from '../lib/ids.js';
+import type { CredentialCache } from '../auth/cache.js';
+import type { Db } from '../db/db.js';
+import { ListOf, type ListContext } from '../http/list.js';
+import type { Mount } from '../http/mount.js';
+import { resource } from '../http/resource.js';
+import type { Clock } from '../lib/clock.js';
 import { createApiKey, listApiKeys, revokeApiKey, toView } from './store.js';
 
 const manage = { scope: 'workspace', permission: 'workspace:api_keys:manage' } as const;
@@ -36,63 +36,44 @@ const ApiKeyCreate = Type.Object(
   { additionalProperties: false },
 );
 
-const ListQuery = Type.Object(PageQuery, { additionalProperties: false });
+/** What the API key routes use of the service. */
+export type ApiKeyDeps = ListContext & { db: Db; clock: Clock; credentials: Pick<CredentialCache, 'forget'> };
 
 /** Key management lives under the workspace path only, and needs an Owner or Admin token. */
-export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
-  const common = { tags: ['API keys'] };
+export function apiKeyRoutes(app: FastifyInstance, deps: ApiKeyDeps, mount: Mount): void {
+  const { db, clock } = deps;
+  const keys = resource(app, { path: '/api-keys', tag: 'API keys', mount, item: { name: 'keyId', prefix: 'key', noun: 'API key' }, read: manage, write: manage, pages: deps });
 
-  app.get<{ Querystring: Static<typeof ListQuery> }>('/api-keys', {
-    config: { auth: manage },
-    schema: {
-      ...common,
-      operationId: 'listApiKeys',
-      summary: 'List API keys of the workspace',
-      params: mount.params(),
-      querystring: ListQuery,
-      response: { 200: ListOf(ApiKey, 'API keys, newest first.') },
-    },
-    handler: async (request) => {
-      const { limit = DEFAULT_LIMIT, page } = request.query;
-      const workspaceId = request.workspace!.id;
-      const binding = { list: 'api-keys', scope: workspaceId, limit, filters: {} };
-      const result = await listApiKeys(ctx.db, workspaceId, requestCursor(ctx, page, binding), limit);
-      return { data: result.rows.map(toView), ...pageUrls(ctx, request, binding, result) };
+  keys.list({
+    operationId: 'listApiKeys',
+    summary: 'List API keys of the workspace',
+    response: ListOf(ApiKey, 'API keys, newest first.'),
+    list: 'api-keys',
+    rows: ({ owner, cursor, limit }) => listApiKeys(db, owner, cursor, limit),
+    view: toView,
+  });
+
+  keys.create({
+    operationId: 'createApiKey',
+    summary: 'Create an API key (the key is returned once)',
+    body: ApiKeyCreate,
+    response: CreatedApiKey,
+    handle: async ({ owner, body }) => {
+      const { name, test = false, rateLimit = null } = body;
+      const { row, key } = await createApiKey(db, { workspaceId: owner, name, test, rateLimit }, clock.now());
+      return { ...toView(row), key };
     },
   });
 
-  app.post<{ Body: Static<typeof ApiKeyCreate> }>('/api-keys', {
-    config: { auth: manage },
-    schema: {
-      ...common,
-      operationId: 'createApiKey',
-      summary: 'Create an API key (the key is returned once)',
-      params: mount.params(),
-      body: ApiKeyCreate,
-      response: { 201: CreatedApiKey },
-    },
-    handler: async (request, reply) => {
-      const { name, test = false, rateLimit = null } = request.body;
-      const { row, key } = await createApiKey(ctx.db, { workspaceId: request.workspace!.id, name, test, rateLimit }, ctx.clock.now());
-      return reply.status(201).send({ ...toView(row), key });
-    },
-  });
-
-  app.delete<{ Params: { keyId: string } }>('/api-keys/:keyId', {
-    config: { auth: manage },
-    schema: {
-      ...common,
-      operationId: 'revokeApiKey',
-      summary: 'Revoke an API key, effective immediately',
-      params: mount.params({ keyId: IdParam('key', 'API key id (key_...).') }),
-      response: { 200: ApiKey },
-    },
-    handler: async (request) => {
-      const { keyId } = request.params;
-      const row = isId('key', keyId) ? await revokeApiKey(ctx.db, request.workspace!.id, keyId, ctx.clock.now()) : null;
-      if (!row) throw notFound('API key');
+  keys.item('DELETE', {
+    operationId: 'revokeApiKey',
+    summary: 'Revoke an API key, effective immediately',
+    response: ApiKey,
+    handle: async ({ owner, id }) => {
+      const row = await revokeApiKey(db, owner, id, clock.now());
+      if (!row) return null;
       // This process forgets it now; others do when the NOTIFY arrives.
-      ctx.credentials.forget(row.id);
+      deps.credentials.forget(row.id);
       return toView(row);
     },
   });

@@ -60,7 +60,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   // exits, once the deadline has passed.
   const stop = async (signal: string) => {
     // First: load balancers polling /readyz stop sending traffic here.
-    ctx.stopping = true;
+    ctx.readiness.stop();
     forgetPublicUrl();
     app.log.info({ signal }, 'shutting down');
     exitAfter(stopDeadlineMs(config), () => app.log.error('shutdown did not finish in time: exiting'));

@@ -48,7 +48,7 @@ export async function runWorker(config: Config): Promise<void> {
 
   const stop = async () => {
     // First: /readyz answers 503 from now on.
-    ctx.stopping = true;
+    ctx.readiness.stop();
     exitAfter(stopDeadlineMs(config), () => console.error('svc worker: stop did not finish in time: exiting'));
     const until = recordUntil(config);
     await retention.stop();

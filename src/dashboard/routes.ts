@@ -2,8 +2,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import { EXAMPLE_EMAIL, exampleId } from '../openapi/examples.js';
 import type { FastifyInstance } from 'fastify';
 import { findUser } from '../account/store.js';
-import type { AppContext } from '../context.js';
+import type { CredentialCache } from '../auth/cache.js';
+import type { Db } from '../db/db.js';
 import { ApiError, forbidden } from '../http/errors.js';
+import type { Clock } from '../lib/clock.js';
 import { toIso } from '../lib/iso.js';
 import { CODE_PATTERN, endSession, isSessionToken, redeemSignInCode } from './store.js';
 
@@ -29,7 +31,10 @@ const SessionEnded = Type.Object({ id: Type.String({ description: 'pat_... of th
  * The dashboard's sign-in (docs/dashboard.md#sign-in-the-session-and-sign-out): a one-time code from `svc admin dashboard-link` or
  * `npm start` is exchanged for a session token, and signing out revokes that token.
  */
-export function dashboardRoutes(app: FastifyInstance, ctx: AppContext): void {
+/** What the sign-in routes use of the service. */
+export type DashboardDeps = { db: Db; clock: Clock; credentials: Pick<CredentialCache, 'forget'> };
+
+export function dashboardRoutes(app: FastifyInstance, ctx: DashboardDeps): void {
   app.post<{ Body: Static<typeof SessionCreate> }>('/dashboard/sessions', {
     config: { auth: { scope: 'none' } },
     schema: {

@@ -1,13 +1,12 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { EXAMPLE_WORKSPACE_ID, exampleId } from '../openapi/examples.js';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../context.js';
-import type { Principal } from '../auth/principal.js';
-import { forbidden, notFound } from '../http/errors.js';
-import { ListOf, pageUrls, refusePage, requestCursor, wholeList } from '../http/list.js';
-import { IdParam } from '../http/mount.js';
-import { DEFAULT_LIMIT, PageQuery } from '../http/pagination.js';
-import { isId } from '../lib/ids.js';
+import type { Db } from '../db/db.js';
+import { ListOf, type ListContext } from '../http/list.js';
+import { PageQuery } from '../http/pagination.js';
+import { resource } from '../http/resource.js';
+import type { Clock } from '../lib/clock.js';
+import type { PushQueue } from './push/queue.js';
 import { NOTIFICATION_CATALOG } from './catalog.js';
 import { listNotifications, markNotificationRead, toView } from './store.js';
 
@@ -47,8 +46,6 @@ const NotificationType = Type.Object({
   description: Type.String({ description: 'When a user gets a notification of this type.', examples: ['A webhook endpoint of a workspace you can read was disabled after 5 consecutive failed deliveries.'] }),
 });
 
-const SmallListQuery = Type.Object(PageQuery, { additionalProperties: false });
-
 const PushKey = Type.Object({
   publicKey: Type.String({
     description: "The service's VAPID public key (RFC 8292): a P-256 point in base64url, PushManager.subscribe's applicationServerKey.",
@@ -56,72 +53,47 @@ const PushKey = Type.Object({
   }),
 });
 
-/** The calling token's user (the auth hook already refuses API keys here; this narrows the type). */
-export function userIdOf(principal: Principal | null): string {
-  if (principal?.kind !== 'pat') throw forbidden('This operation needs a personal access token.');
-  return principal.userId;
-}
+/** What the notification routes use of the service. */
+export type NotificationDeps = ListContext & { db: Db; clock: Clock; push: { keys: Pick<PushQueue['keys'], 'publicKey'> } };
 
-export function notificationRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get<{ Querystring: Static<typeof ListQuery> }>('/notifications', {
-    config: { auth: user },
-    schema: {
-      tags: ['Notifications'],
-      operationId: 'listNotifications',
-      summary: "The calling token's user's notifications, in every workspace, newest first (personal access tokens only)",
-      querystring: ListQuery,
-      response: { 200: ListOf(Notification, 'Notifications of the user, newest first.') },
-    },
-    handler: async (request) => {
-      const { limit = DEFAULT_LIMIT, page, unread } = request.query;
-      const userId = userIdOf(request.principal);
-      const binding = { list: 'notifications', scope: userId, limit, filters: { unread: unread === undefined ? undefined : String(unread) } };
-      const result = await listNotifications(ctx.db, userId, { unread }, requestCursor(ctx, page, binding), limit);
-      return { data: result.rows.map(toView), ...pageUrls(ctx, request, binding, result) };
-    },
+export function notificationRoutes(app: FastifyInstance, deps: NotificationDeps): void {
+  const { db, clock } = deps;
+  const notifications = resource(app, { path: '/notifications', tag: 'Notifications', item: { name: 'notificationId', prefix: 'ntf', noun: 'notification' }, read: user, write: user, pages: deps });
+
+  notifications.list({
+    operationId: 'listNotifications',
+    summary: "The calling token's user's notifications, in every workspace, newest first (personal access tokens only)",
+    query: ListQuery,
+    response: ListOf(Notification, 'Notifications of the user, newest first.'),
+    list: 'notifications',
+    filters: ['unread'],
+    rows: ({ owner, query, cursor, limit }) => listNotifications(db, owner, { unread: query.unread }, cursor, limit),
+    view: toView,
   });
 
-  app.get<{ Querystring: Static<typeof SmallListQuery> }>('/notifications/types', {
-    config: { auth: user },
-    schema: {
-      tags: ['Notifications'],
-      operationId: 'listNotificationTypes',
-      summary: 'The catalog of notification types a user can receive (a small set: both page URLs null)',
-      querystring: SmallListQuery,
-      response: { 200: ListOf(NotificationType, 'Every notification type.') },
-    },
-    handler: async (request) => {
-      refusePage(request.query.page);
-      return wholeList(NOTIFICATION_CATALOG.map(({ type, description }) => ({ type, description })));
-    },
+  const types = NOTIFICATION_CATALOG.map(({ type, description }) => ({ type, description }));
+  notifications.all({
+    path: '/types',
+    operationId: 'listNotificationTypes',
+    summary: 'The catalog of notification types a user can receive (a small set: both page URLs null)',
+    response: ListOf(NotificationType, 'Every notification type.'),
+    items: () => types,
   });
 
-  app.get('/notifications/push-key', {
-    config: { auth: user },
-    schema: {
-      tags: ['Notifications'],
-      operationId: 'getPushKey',
-      summary: "The service's Web Push (VAPID) public key, to subscribe a browser with (personal access tokens only)",
-      response: { 200: PushKey },
-    },
-    handler: async () => ({ publicKey: await ctx.push.keys.publicKey() }),
+  notifications.get({
+    path: '/push-key',
+    operationId: 'getPushKey',
+    summary: "The service's Web Push (VAPID) public key, to subscribe a browser with (personal access tokens only)",
+    response: PushKey,
+    handle: async () => ({ publicKey: await deps.push.keys.publicKey() }),
   });
 
-  app.post<{ Params: { notificationId: string } }>('/notifications/:notificationId/read', {
-    config: { auth: user },
-    schema: {
-      tags: ['Notifications'],
-      operationId: 'markNotificationRead',
-      summary: "Mark one of the calling token's user's notifications read (again: no change)",
-      params: Type.Object({ notificationId: IdParam('ntf', 'Notification id (ntf_...).') }),
-      response: { 200: Notification },
-    },
-    handler: async (request) => {
-      const userId = userIdOf(request.principal);
-      const { notificationId } = request.params;
-      const row = isId('ntf', notificationId) ? await markNotificationRead(ctx.db, userId, notificationId, ctx.clock.now()) : null;
-      if (!row) throw notFound('notification');
-      return toView(row);
-    },
+  notifications.action({
+    path: '/read',
+    operationId: 'markNotificationRead',
+    summary: "Mark one of the calling token's user's notifications read (again: no change)",
+    response: Notification,
+    handle: ({ owner, id }) => markNotificationRead(db, owner, id, clock.now()),
+    view: toView,
   });
 }

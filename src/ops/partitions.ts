@@ -1,4 +1,6 @@
-import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/db.js';
+import type { Clock } from '../lib/clock.js';
 import { ensurePartitions, partitionCheckMs } from '../db/partitions.js';
 import { startPeriodic } from './periodic.js';
 
@@ -7,7 +9,7 @@ import { startPeriodic } from './periodic.js';
  * `svc worker`: at once, then every quarter of SVC_PARTITION_WIDTH (between 10 s and 15 minutes).
  * Any number of processes run it; one at a time does the work (db/partitions.ts).
  */
-export function startPartitions(ctx: AppContext, onError: (error: unknown) => void): { stop(): Promise<void> } {
+export function startPartitions(ctx: { db: Db; clock: Clock; config: Pick<Config, 'partitionWidthMs'> }, onError: (error: unknown) => void): { stop(): Promise<void> } {
   const width = ctx.config.partitionWidthMs;
   return startPeriodic(() => ensurePartitions(ctx.db, ctx.clock.now(), width), { firstMs: 0, intervalMs: partitionCheckMs(width) }, onError);
 }

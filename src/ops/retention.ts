@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AppContext } from '../context.js';
-import type { Queryable } from '../db/db.js';
+import type { Config } from '../config.js';
+import type { Db, Queryable } from '../db/db.js';
+import type { Clock } from '../lib/clock.js';
+import type { Metrics } from './metrics.js';
 import { idTimePrefix, type IdPrefix } from '../lib/ids.js';
 import { pruneHourlyBatch, pruneRollupBatch, pruneSixHourBatch } from '../webhooks/attempts/rollup.js';
 import { startPeriodic } from './periodic.js';
@@ -103,7 +105,10 @@ export interface RetentionOptions {
  * another transaction holds are left for a later run. Batches walk the key range forward (keyset),
  * so no batch scans again what an earlier one deleted.
  */
-export async function runRetention(ctx: AppContext, options: RetentionOptions = {}): Promise<RetentionRun> {
+/** What retention uses of the service. */
+export type RetentionDeps = { db: Db; clock: Clock; config: Pick<Config, 'retentionMs' | 'archiveDir'>; metrics: Pick<Metrics, 'retentionDeleted'> };
+
+export async function runRetention(ctx: RetentionDeps, options: RetentionOptions = {}): Promise<RetentionRun> {
   const deleted: Record<string, number> = {};
   if (ctx.config.retentionMs <= 0) return { deleted };
   const batchSize = options.batchSize ?? RETENTION_BATCH;
@@ -171,7 +176,7 @@ async function exists(q: Queryable, table: string): Promise<boolean> {
  * Runs retention in the background of `svc serve` and `svc worker`: RETENTION_FIRST_RUN_MS after
  * start, then every RETENTION_INTERVAL_MS. stop() ends a run between two batches.
  */
-export function startRetention(ctx: AppContext, onError: (error: unknown) => void): { stop(): Promise<void> } {
+export function startRetention(ctx: RetentionDeps, onError: (error: unknown) => void): { stop(): Promise<void> } {
   if (ctx.config.retentionMs <= 0) return { stop: async () => {} };
   return startPeriodic((stopped) => runRetention(ctx, { stopped }), { firstMs: RETENTION_FIRST_RUN_MS, intervalMs: RETENTION_INTERVAL_MS }, onError);
 }

@@ -1,7 +1,11 @@
-import type { AppContext } from '../context.js';
-import type { Queryable } from '../db/db.js';
+import type { Config } from '../config.js';
+import type { Clock } from '../lib/clock.js';
+import type { Db, Queryable } from '../db/db.js';
 import { bound, listPartitions, PARTITIONED, type Partition } from '../db/partitions.js';
 import { writeArchive } from './archive.js';
+
+/** What retiring partitions uses of the service. */
+export type RetireDeps = { db: Db; clock: Clock; config: Pick<Config, 'archiveDir'> };
 
 /** One process at a time finishes a range (archive and drop); the others leave it to that one. */
 const LOCK_KEY = 0x5245_5449; // 'RETI'
@@ -71,7 +75,7 @@ async function rangesBefore(q: Queryable, cutoff: Date): Promise<Range[]> {
  * passed over; the archive and the drop are done under an advisory lock tried per range, by one
  * process; a detach left halfway (a process stopped during it) is finished by the next run.
  */
-export async function retirePartitions(ctx: AppContext, cutoff: Date, stopped?: () => boolean): Promise<Retired> {
+export async function retirePartitions(ctx: RetireDeps, cutoff: Date, stopped?: () => boolean): Promise<Retired> {
   const retired: Retired = { dropped: [], kept: [] };
   const now = ctx.clock.now();
   await dropLeftovers(ctx);
@@ -100,7 +104,7 @@ export async function retirePartitions(ctx: AppContext, cutoff: Date, stopped?: 
 }
 
 /** Writes the range's archive under its advisory lock; false when another process holds it. */
-async function archive(ctx: AppContext, dir: string, range: Range): Promise<boolean> {
+async function archive(ctx: RetireDeps, dir: string, range: Range): Promise<boolean> {
   return ctx.db.tx(
     async (tx) => {
       if (!(await lockRange(tx, range.name))) return false;
@@ -123,7 +127,7 @@ async function lockRange(tx: Queryable, name: string): Promise<boolean> {
  * Partitions detached by a run that stopped before dropping them (already archived, since the
  * archive is written before the detach): tables named like partitions that are no partition.
  */
-async function dropLeftovers(ctx: AppContext): Promise<void> {
+async function dropLeftovers(ctx: RetireDeps): Promise<void> {
   const rows = await ctx.db.query<{ name: string }>(
     `SELECT c.relname AS name FROM pg_class c
       WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
@@ -141,7 +145,7 @@ async function dropLeftovers(ctx: AppContext): Promise<void> {
  * Detaches one partition: false when another process detached it first or is detaching it, or
  * when the statement time-out cut the detach short (the next run finishes it).
  */
-async function detach(ctx: AppContext, part: Partition): Promise<boolean> {
+async function detach(ctx: RetireDeps, part: Partition): Promise<boolean> {
   const how = part.detaching ? 'FINALIZE' : 'CONCURRENTLY';
   try {
     await ctx.db.query(`ALTER TABLE ${part.table} DETACH PARTITION ${part.name} ${how}`);
@@ -171,7 +175,7 @@ async function isDetachRace(q: Queryable, part: Partition): Promise<boolean> {
  * Drops a detached range in one transaction under the range's advisory lock: false when another
  * process dropped it first or a partition of the range is still attached (being detached).
  */
-async function finish(ctx: AppContext, range: Range): Promise<boolean> {
+async function finish(ctx: RetireDeps, range: Range): Promise<boolean> {
   return ctx.db.tx(
     async (tx) => {
       // Waits for a process writing the range's archive, then finds the range gone or drops it.

@@ -1,8 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
 import { ApiError } from '../http/errors.js';
 import { safeEqual } from '../lib/secretbox.js';
-import { readiness, type ReadinessScope } from './health.js';
+import { readiness, type ReadinessScope, type ReadinessDeps } from './health.js';
+import type { Metrics } from './metrics.js';
+
+/** What the operational routes use of the service. */
+export type OpsDeps = ReadinessDeps & { config: Pick<Config, 'metricsToken'>; metrics: Pick<Metrics, 'text' | 'contentType'> };
 
 /** The operational routes, outside /v1: the OpenAPI document leaves them out, as it does itself. */
 export const OPS_PATHS = ['/healthz', '/readyz', '/metrics'];
@@ -25,7 +29,7 @@ function checkMetricsToken(request: FastifyRequest, token: string): void {
  * error envelope naming each failed check otherwise. GET /metrics: Prometheus text, behind
  * SVC_METRICS_TOKEN when it is set.
  */
-export function registerOpsRoutes(app: FastifyInstance, ctx: AppContext, scope: ReadinessScope): void {
+export function registerOpsRoutes(app: FastifyInstance, ctx: OpsDeps, scope: ReadinessScope): void {
   app.get('/healthz', routeOptions, async () => ({ status: 'ok' }));
 
   app.get('/readyz', routeOptions, async (request, reply) => {

@@ -1,8 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { AppContext } from '../context.js';
 import { registerErrorHandler } from '../http/error-handler.js';
 import { newId } from '../lib/ids.js';
-import { registerOpsRoutes } from './routes.js';
+import { registerOpsRoutes, type OpsDeps } from './routes.js';
 import type { ReadinessScope } from './health.js';
 
 /**
@@ -11,7 +10,7 @@ import type { ReadinessScope } from './health.js';
  * `svc serve` that can stay off the public network).
  */
 export async function startOpsServer(
-  ctx: AppContext,
+  ctx: OpsDeps,
   scope: ReadinessScope,
   options: { port: number; host: string; logger?: FastifyServerOptions['logger'] },
 ): Promise<FastifyInstance> {

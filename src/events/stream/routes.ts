@@ -1,13 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { exampleId } from '../../openapi/examples.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authenticate, resolveWorkspace } from '../../auth/plugin.js';
-import type { AppContext } from '../../context.js';
+import { authenticate, resolveWorkspace, type AuthDeps } from '../../auth/plugin.js';
 import { ApiError, validation } from '../../http/errors.js';
 import { WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { isId } from '../../lib/ids.js';
 import { EVENT_TYPES } from '../catalog.js';
 import { subscriptionPatterns } from '../patterns.js';
+import type { EventHub } from './hub.js';
 
 const PERMISSION = 'workspace:events:read';
 const read = { scope: 'workspace', permission: PERMISSION } as const;
@@ -55,6 +55,9 @@ const StreamHeaders = Type.Object({
   ),
 });
 
+/** What the stream routes use of the service: the live streams, their keep-alive, and what checking the credential again needs. */
+export type EventStreamDeps = AuthDeps & { eventStreams: Pick<EventHub, 'placeAfter' | 'open'>; config: { streamKeepAliveMs: number } };
+
 const STREAM_DESCRIPTION = [
   'A live stream of the workspace\'s events as Server-Sent Events (`text/event-stream`). Each event is',
   'a message of two fields: `id:` the event id and `data:` the event\'s body, byte for byte as',
@@ -72,7 +75,7 @@ const STREAM_DESCRIPTION = [
   'credential is revoked; reconnect with `Last-Event-ID`.',
 ].join('\n');
 
-export function eventStreamRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
+export function eventStreamRoutes(app: FastifyInstance, ctx: EventStreamDeps, mount: Mount): void {
   app.get<{ Querystring: Static<typeof EventStreamQuery>; Headers: Static<typeof StreamHeaders> }>('/events/stream', {
     config: { auth: read },
     schema: {
@@ -134,7 +137,7 @@ export function eventStreamRoutes(app: FastifyInstance, ctx: AppContext, mount: 
 }
 
 /** The stream's credential, checked again: still valid, still bound to the workspace, still allowed to read its events. */
-async function stillAllowed(ctx: AppContext, request: FastifyRequest, workspaceId: string): Promise<boolean> {
+async function stillAllowed(ctx: EventStreamDeps, request: FastifyRequest, workspaceId: string): Promise<boolean> {
   try {
     const principal = await authenticate(request, ctx);
     const workspace = await resolveWorkspace(request, principal, ctx);

@@ -1,19 +1,16 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { notFound } from '../../http/errors.js';
-import { ListOf, refusePage, wholeList } from '../../http/list.js';
-import { IdParam } from '../../http/mount.js';
-import { PageQuery } from '../../http/pagination.js';
-import { isId } from '../../lib/ids.js';
+import type { Db } from '../../db/db.js';
+import { ListOf } from '../../http/list.js';
+import { resource } from '../../http/resource.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secretbox.js';
 import { exampleId } from '../../openapi/examples.js';
-import { userIdOf } from '../routes.js';
 import { MAX_DEVICES, deleteDevice, listDevices, saveDevice, toView } from './devices.js';
 import { checkSubscription } from './subscription.js';
 
 /** A user's own devices: personal access tokens and dashboard sessions (which are such tokens); API keys get 403. */
 const user = { scope: 'user' } as const;
-const common = { tags: ['Notifications'] };
 
 export const PushDevice = Type.Object(
   {
@@ -51,55 +48,35 @@ const PushDeviceCreate = Type.Object(
   { additionalProperties: false, description: 'A Web Push subscription as PushSubscription.toJSON() gives it, and a name.' },
 );
 
-const ListQuery = Type.Object(PageQuery, { additionalProperties: false });
-const DeviceParams = Type.Object({ deviceId: IdParam('pdv', 'Push device id (pdv_...).') });
 
-export function pushDeviceRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get<{ Querystring: Static<typeof ListQuery> }>('/me/push-devices', {
-    config: { auth: user },
-    schema: {
-      ...common,
-      operationId: 'listPushDevices',
-      summary: "The calling token's user's push devices, oldest first (a small set: both page URLs null)",
-      querystring: ListQuery,
-      response: { 200: ListOf(Type.Ref('PushDevice'), `Every push device of the user (at most ${MAX_DEVICES}).`) },
-    },
-    handler: async (request) => {
-      refusePage(request.query.page);
-      return wholeList((await listDevices(ctx.db, userIdOf(request.principal))).map(toView));
+/** What the push device routes use of the service. */
+export type PushDeviceDeps = { db: Db; clock: Clock; secrets: SecretBox; config: { allowPrivateTargets: boolean } };
+
+export function pushDeviceRoutes(app: FastifyInstance, { db, clock, secrets, config }: PushDeviceDeps): void {
+  const devices = resource(app, { path: '/me/push-devices', tag: 'Notifications', item: { name: 'deviceId', prefix: 'pdv', noun: 'push device' }, read: user, write: user });
+
+  devices.all({
+    operationId: 'listPushDevices',
+    summary: "The calling token's user's push devices, oldest first (a small set: both page URLs null)",
+    response: ListOf(Type.Ref('PushDevice'), `Every push device of the user (at most ${MAX_DEVICES}).`),
+    items: async ({ owner }) => (await listDevices(db, owner)).map(toView),
+  });
+
+  devices.create({
+    operationId: 'createPushDevice',
+    summary: `Register a browser's Web Push subscription: every notification of the user is pushed to it too (a subscription registered already keeps its id, with its keys and name updated; at most ${MAX_DEVICES})`,
+    body: PushDeviceCreate,
+    response: Type.Ref('PushDevice'),
+    handle: async ({ owner, body }) => {
+      const subscription = await checkSubscription(body, config.allowPrivateTargets);
+      return toView(await saveDevice(db, secrets, { userId: owner, name: body.name ?? 'Browser', subscription }, clock.now()));
     },
   });
 
-  app.post<{ Body: Static<typeof PushDeviceCreate> }>('/me/push-devices', {
-    config: { auth: user },
-    schema: {
-      ...common,
-      operationId: 'createPushDevice',
-      summary: `Register a browser's Web Push subscription: every notification of the user is pushed to it too (a subscription registered already keeps its id, with its keys and name updated; at most ${MAX_DEVICES})`,
-      body: PushDeviceCreate,
-      response: { 201: Type.Ref('PushDevice') },
-    },
-    handler: async (request, reply) => {
-      const userId = userIdOf(request.principal);
-      const subscription = await checkSubscription(request.body, ctx.config.allowPrivateTargets);
-      const row = await saveDevice(ctx.db, ctx.secrets, { userId, name: request.body.name ?? 'Browser', subscription }, ctx.clock.now());
-      return reply.status(201).send(toView(row));
-    },
-  });
-
-  app.delete<{ Params: Static<typeof DeviceParams> }>('/me/push-devices/:deviceId', {
-    config: { auth: user },
-    schema: {
-      ...common,
-      operationId: 'deletePushDevice',
-      summary: "Remove one of the calling token's user's push devices: nothing more is pushed to it",
-      params: DeviceParams,
-      response: { 200: Type.Object({ id: Type.String({ examples: [exampleId('pdv')] }), deleted: Type.Literal(true) }) },
-    },
-    handler: async (request) => {
-      const { deviceId } = request.params;
-      if (!isId('pdv', deviceId) || !(await deleteDevice(ctx.db, userIdOf(request.principal), deviceId))) throw notFound('push device');
-      return { id: deviceId, deleted: true as const };
-    },
+  devices.remove({
+    operationId: 'deletePushDevice',
+    summary: "Remove one of the calling token's user's push devices: nothing more is pushed to it",
+    response: Type.Object({ id: Type.String({ examples: [exampleId('pdv')] }), deleted: Type.Literal(true) }),
+    handle: ({ owner, id }) => deleteDevice(db, owner, id),
   });
 }

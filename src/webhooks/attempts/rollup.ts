@@ -1,4 +1,5 @@
-import type { AppContext } from '../../context.js';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../lib/clock.js';
 import { DatabaseUnavailableError, type Db, type Queryable } from '../../db/db.js';
 import { startPeriodic } from '../../ops/periodic.js';
 
@@ -160,6 +161,9 @@ export interface RollupOptions {
   stopped?: () => boolean;
 }
 
+/** What the rollup uses of the service. */
+export type RollupDeps = { db: Db; clock: Clock; config: Pick<Config, 'leaseMs'> };
+
 /**
  * Rolls the attempts up to the horizon (rollupHorizon at ctx.clock's now), one transaction per step
  * of at most `stepMs`. Each step holds the schema's advisory lock, reads the watermark (locking its
@@ -169,7 +173,7 @@ export interface RollupOptions {
  * attempt is counted once in each level. The first run starts at the oldest attempt's bucket. A step cancelled by the statement time-out is tried again at half the
  * size (down to one bucket) for the rest of the run.
  */
-export async function runRollup(ctx: Pick<AppContext, 'db' | 'clock' | 'config'>, options: RollupOptions = {}): Promise<RollupRun> {
+export async function runRollup(ctx: RollupDeps, options: RollupOptions = {}): Promise<RollupRun> {
   let stepMs = options.stepMs ?? ROLLUP_STEP_MS;
   const horizon = rollupHorizon(ctx.clock.now(), ctx.config.leaseMs);
   const run: RollupRun = { steps: [], rolledUntil: null, busy: false };
@@ -288,6 +292,6 @@ export const pruneHourlyBatch = (q: Queryable, before: Date, batchSize: number) 
 export const pruneSixHourBatch = (q: Queryable, before: Date, batchSize: number) => pruneCoarseBatch('sixHour', q, before, batchSize);
 
 /** Runs the rollup in the background of `svc serve` and `svc worker`; stop() ends a run between two steps. */
-export function startRollup(ctx: Pick<AppContext, 'db' | 'clock' | 'config'>, onError: (error: unknown) => void): { stop(): Promise<void> } {
+export function startRollup(ctx: RollupDeps, onError: (error: unknown) => void): { stop(): Promise<void> } {
   return startPeriodic((stopped) => runRollup(ctx, { stopped }), { firstMs: ROLLUP_FIRST_RUN_MS, intervalMs: ROLLUP_INTERVAL_MS }, onError);
 }

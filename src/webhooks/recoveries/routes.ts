@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { notFound, validation } from '../../http/errors.js';
-import { pageUrls, requestCursor } from '../../http/list.js';
-import { IdParam, WorkspaceHeader, type Mount } from '../../http/mount.js';
-import { DEFAULT_LIMIT } from '../../http/pagination.js';
-import { isId } from '../../lib/ids.js';
+import type { FastifyInstance } from 'fastify';
+import type { Db } from '../../db/db.js';
+import { validation } from '../../http/errors.js';
+import type { ListContext } from '../../http/list.js';
+import { WorkspaceHeader, type Mount } from '../../http/mount.js';
+import { resource, type ResourceOptions } from '../../http/resource.js';
+import type { Clock } from '../../lib/clock.js';
 import { toIso } from '../../lib/iso.js';
 import { endpointInactive } from '../endpoints/schemas.js';
 import { findEndpoint } from '../endpoints/store.js';
@@ -16,13 +16,12 @@ import {
   RecoveryList,
   RecoveryListQuery,
   type RecoverBodyInput,
-  type RecoveryListQueryInput,
 } from './schemas.js';
+import type { RecoveryRunner } from './runner.js';
 import { countRecoverable, createRecovery, findRecovery, listRecoveries, toRecoveryView, type RecoveryWindow } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:developer:write' } as const;
-type EndpointParams = { Params: { endpointId: string } };
 
 /** A body instant as a Date; one the date-time format lets through but no engine can hold (23:59:60, year 0) is a 400. */
 function instant(value: string, name: string): Date {
@@ -57,32 +56,31 @@ function windowOf(body: RecoverBodyInput, endpointId: string, now: Date, retenti
   return { endpointId, since, until, statuses: body.statuses ?? [...RECOVERABLE] };
 }
 
-export function webhookRecoveryRoutes(app: FastifyInstance, ctx: AppContext, mount: Mount): void {
-  const endpointParams = mount.params({ endpointId: IdParam('whe', 'Webhook endpoint id (whe_...).') });
-  const recoveryParams = mount.params({ recoveryId: IdParam('whr', 'Webhook recovery id (whr_...).') });
-  const common = { tags: ['Webhook deliveries'], headers: WorkspaceHeader };
+/** What the recovery routes use of the service. */
+export type RecoveryDeps = ListContext & { db: Db; clock: Clock; config: ListContext['config'] & { retentionMs: number }; recoveries: Pick<RecoveryRunner, 'fitsInline' | 'runInline' | 'kick'> };
+
+export function webhookRecoveryRoutes(app: FastifyInstance, deps: RecoveryDeps, mount: Mount): void {
+  const { db, clock, recoveries } = deps;
+  const common = { tag: 'Webhook deliveries', mount, headers: WorkspaceHeader, read, write, pages: deps } satisfies Partial<ResourceOptions>;
+  const endpoints = resource(app, { ...common, path: '/webhooks/endpoints', item: { name: 'endpointId', prefix: 'whe', noun: 'webhook endpoint' } });
+  const recovery = resource(app, { ...common, path: '/webhooks/recoveries', item: { name: 'recoveryId', prefix: 'whr', noun: 'webhook recovery' } });
   const Recovery = Type.Ref('WebhookRecovery');
 
-  app.post<EndpointParams & { Body: RecoverBodyInput }>('/webhooks/endpoints/:endpointId/recover', {
-    config: { auth: write, errors: ['ENDPOINT_INACTIVE'] },
-    schema: {
-      ...common,
-      operationId: 'recoverWebhookDeliveries',
-      summary: "Replay an endpoint's failed and disabled deliveries of a time window, in the background (dryRun: count them)",
-      params: endpointParams,
-      body: RecoverBody,
-      response: { 200: RecoveryDryRun, 202: Recovery },
-    },
-    handler: async (request, reply: FastifyReply) => {
-      const workspaceId = request.workspace!.id;
-      const now = ctx.clock.now();
-      const { endpointId } = request.params;
-      const endpoint = isId('whe', endpointId) ? await findEndpoint(ctx.db, workspaceId, endpointId) : null;
-      if (!endpoint) throw notFound('webhook endpoint');
-      const window = windowOf(request.body, endpoint.id, now, ctx.config.retentionMs);
+  endpoints.action({
+    path: '/recover',
+    errors: ['ENDPOINT_INACTIVE'],
+    operationId: 'recoverWebhookDeliveries',
+    summary: "Replay an endpoint's failed and disabled deliveries of a time window, in the background (dryRun: count them)",
+    body: RecoverBody,
+    response: { 200: RecoveryDryRun, 202: Recovery },
+    handle: async ({ owner, id, body, reply }) => {
+      const now = clock.now();
+      const endpoint = await findEndpoint(db, owner, id);
+      if (!endpoint) return null;
+      const window = windowOf(body, endpoint.id, now, deps.config.retentionMs);
       if (!endpoint.active) throw endpointInactive({ disabled_reason: endpoint.disabled_reason, deleted_at: null });
-      const count = await countRecoverable(ctx.db, window);
-      if (request.body.dryRun) {
+      const count = await countRecoverable(db, window);
+      if (body.dryRun) {
         return reply.status(200).send({
           object: 'webhook_recovery',
           dryRun: true,
@@ -93,53 +91,35 @@ export function webhookRecoveryRoutes(app: FastifyInstance, ctx: AppContext, mou
           count,
         });
       }
-      let recovery = await createRecovery(ctx.db, workspaceId, window, count, now);
-      if (recovery.status === 'running' && ctx.recoveries.fitsInline(count)) {
-        await ctx.recoveries.runInline(recovery.id);
-        recovery = (await findRecovery(ctx.db, workspaceId, recovery.id))!;
-      } else if (recovery.status === 'running') {
+      let created = await createRecovery(db, owner, window, count, now);
+      if (created.status === 'running' && recoveries.fitsInline(count)) {
+        await recoveries.runInline(created.id);
+        created = (await findRecovery(db, owner, created.id))!;
+      } else if (created.status === 'running') {
         // The runner starts once the row is committed (at the end of the request's transaction, with an Idempotency-Key).
-        ctx.db.afterCommit(() => ctx.recoveries.kick());
+        db.afterCommit(() => recoveries.kick());
       }
-      return reply.status(202).send(toRecoveryView(recovery));
+      return reply.status(202).send(toRecoveryView(created));
     },
   });
 
-  app.get<{ Params: { recoveryId: string } }>('/webhooks/recoveries/:recoveryId', {
-    config: { auth: read },
-    schema: {
-      ...common,
-      operationId: 'getWebhookRecovery',
-      summary: 'Retrieve a recovery and its progress (replayed of count; status completed once done)',
-      params: recoveryParams,
-      response: { 200: Recovery },
-    },
-    handler: async (request) => {
-      const { recoveryId } = request.params;
-      const row = isId('whr', recoveryId) ? await findRecovery(ctx.db, request.workspace!.id, recoveryId) : null;
-      if (!row) throw notFound('webhook recovery');
-      return toRecoveryView(row);
-    },
+  recovery.retrieve({
+    operationId: 'getWebhookRecovery',
+    summary: 'Retrieve a recovery and its progress (replayed of count; status completed once done)',
+    response: Recovery,
+    handle: ({ owner, id }) => findRecovery(db, owner, id),
+    view: toRecoveryView,
   });
 
-  app.get<EndpointParams & { Querystring: RecoveryListQueryInput }>('/webhooks/endpoints/:endpointId/recoveries', {
-    config: { auth: read },
-    schema: {
-      ...common,
-      operationId: 'listWebhookRecoveries',
-      summary: "List an endpoint's recoveries, newest first",
-      params: endpointParams,
-      querystring: RecoveryListQuery,
-      response: { 200: RecoveryList },
-    },
-    handler: async (request) => {
-      const { endpointId } = request.params;
-      const { limit = DEFAULT_LIMIT, page } = request.query;
-      const workspaceId = request.workspace!.id;
-      if (!isId('whe', endpointId) || !(await findEndpoint(ctx.db, workspaceId, endpointId))) throw notFound('webhook endpoint');
-      const binding = { list: 'webhook-recoveries', scope: `${workspaceId}/${endpointId}`, limit, filters: {} };
-      const result = await listRecoveries(ctx.db, workspaceId, endpointId, requestCursor(ctx, page, binding), limit);
-      return { data: result.rows.map(toRecoveryView), ...pageUrls(ctx, request, binding, result) };
-    },
+  endpoints.listOf({
+    path: '/recoveries',
+    operationId: 'listWebhookRecoveries',
+    summary: "List an endpoint's recoveries, newest first",
+    query: RecoveryListQuery,
+    response: RecoveryList,
+    list: 'webhook-recoveries',
+    exists: (owner, id) => findEndpoint(db, owner, id),
+    rows: ({ owner, id, cursor, limit }) => listRecoveries(db, owner, id, cursor, limit),
+    view: toRecoveryView,
   });
 }
