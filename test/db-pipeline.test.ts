@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../src/db/db.js';
-import { onUnhandledRejection } from '../src/db/pool.js';
+import { onUnhandledRejection } from '../src/db/driver.js';
 import { READ_CONNECTIONS, isPlainRead, openPostgres } from '../src/db/postgres.js';
 import { POSTGRES_URL, openTestDb, type TestDb } from './helpers/db.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
