@@ -135,6 +135,28 @@ describe('the embedded PostgreSQL server', { timeout: 240_000 }, () => {
     expect(await again.stop()).toBe(0);
   });
 
+  it('exits non-zero within seconds, saying why, when its server is killed under it; the next start recovers every acknowledged write', async () => {
+    const server = await serve();
+    const base = `http://127.0.0.1:${env.PORT}`;
+    const pg = serverPid(dataDir)!;
+    const writes = writeUntilStopped(base, 4);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const killed = performance.now();
+    process.kill(pg, 'SIGKILL');
+    const code = await Promise.race([server.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
+    const exitMs = performance.now() - killed;
+    await writes.stop();
+    console.log(`embedded server killed: svc serve ${code === 'still running' ? 'still running after 15 s' : `exited ${code} after ${Math.round(exitMs)} ms`}`);
+    expect(code).toBe(1);
+    expect(exitMs).toBeLessThan(5_000);
+    expect(server.errors()).toContain(`The PostgreSQL server (pid ${pg}) of ${join(dataDir, 'postgres')} stopped unexpectedly`);
+
+    // A supervisor starts it again: the server recovers from its log.
+    const again = await serve();
+    for (const id of writes.acknowledged) expect((await request(`${base}/v1/products/${id}`, apiKey)).status, id).toBe(200);
+    expect(await again.stop()).toBe(0);
+  });
+
   it('refuses a data folder made by PGlite in one line, and changes nothing in it', async () => {
     const old = tempDataDir('svc-pglite-');
     try {
