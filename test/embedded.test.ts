@@ -71,7 +71,13 @@ describe('the embedded PostgreSQL server', { timeout: 240_000 }, () => {
         }
       }),
     );
-    return { acknowledged, stop: async () => void ((stopped = true), await done) };
+    /** Resolves once `count` writes are acknowledged (a busy machine writes slowly), within 60 s. */
+    const acknowledging = async (count: number) => {
+      for (const deadline = performance.now() + 60_000; acknowledged.length < count && performance.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    return { acknowledged, acknowledging, stop: async () => void ((stopped = true), await done) };
   }
 
   it('starts on a fresh folder with a generated password kept at mode 0600, and leaves nothing running after SIGTERM', async () => {
@@ -99,7 +105,7 @@ describe('the embedded PostgreSQL server', { timeout: 240_000 }, () => {
     const base = `http://127.0.0.1:${env.PORT}`;
     const pg = serverPid(dataDir)!;
     const writes = writeUntilStopped(base, 8);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await writes.acknowledging(21);
     process.kill(server.pid, 'SIGKILL');
     await server.exited;
     await writes.stop();
@@ -121,7 +127,7 @@ describe('the embedded PostgreSQL server', { timeout: 240_000 }, () => {
     const base = `http://127.0.0.1:${env.PORT}`;
     const pg = serverPid(dataDir)!;
     const writes = writeUntilStopped(base, 8);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await writes.acknowledging(21);
     process.kill(server.pid, 'SIGKILL');
     process.kill(pg, 'SIGKILL');
     await server.exited;
