@@ -18,6 +18,7 @@ import { registerOpsRoutes } from './ops/routes.js';
 import { registerAddressGuard, registerCredentialLimits } from './ratelimit/plugin.js';
 import { tracing } from './ops/trace.js';
 import { registerRoutes } from './routes.js';
+import { logOutages } from './ops/outages.js';
 
 export type App = FastifyInstance;
 
@@ -50,6 +51,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
   app.setValidatorCompiler(compileValidator);
   registerJsonParser(app);
   registerErrorHandler(app);
+  logOutages(ctx.db, (fields, line) => app.log.warn(fields, line));
   app.addSchema(ErrorBody);
 
   // A graceful stop lets the requests in progress finish; one that arrives meanwhile on an open

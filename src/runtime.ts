@@ -75,7 +75,7 @@ export function createContext(
   const link = new WorkerLink(db, clock, config.leaseMs);
   const sequencer = new Sequencer(db, config.pollIntervalMs);
   const outbox = new Outbox(db, link, sequencer);
-  const metrics = new Metrics({ poolStats: () => db.poolStats(), dueDeliveries: (now) => dueDeliveries(db, now) }, clock);
+  const metrics = new Metrics({ poolStats: () => db.poolStats(), refusedStatements: () => db.refusedStatements(), dueDeliveries: (now) => dueDeliveries(db, now) }, clock);
   return {
     config,
     db,

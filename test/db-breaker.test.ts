@@ -25,9 +25,9 @@ describe('the database breaker', () => {
     breaker.failed(new Error('ECONNREFUSED'));
     expect(breaker.down).toBe(true);
     expect(() => breaker.admit()).toThrow(DatabaseUnavailableError);
-    now = 124;
+    now = 49;
     expect(() => breaker.admit()).toThrow(DatabaseUnavailableError);
-    now = 125;
+    now = 50;
     expect(breaker.admit()).toBe(true);
     // The probe is out: the others still fail at once.
     expect(() => breaker.admit()).toThrow(DatabaseUnavailableError);
@@ -35,7 +35,7 @@ describe('the database breaker', () => {
     expect(breaker.admit()).toBe(false);
   });
 
-  it('waits longer after each failed probe, up to 5 s, and each wait is drawn between half and all of it', () => {
+  it('waits 100 ms after the first failure and 200 ms after each further one, each wait drawn between half and all of it', () => {
     for (const [jitter, factor] of [
       [0, 0.5],
       [1, 1],
@@ -50,8 +50,28 @@ describe('the database breaker', () => {
         while (!tryAdmit(breaker)) now += 1;
         waits.push(now - from);
       }
-      expect(waits).toEqual([250, 500, 1000, 2000, 4000, 5000, 5000, 5000].map((w) => w * factor));
+      expect(waits).toEqual([100, 200, 200, 200, 200, 200, 200, 200].map((w) => w * factor));
     }
+  });
+
+  it('tells once when the database goes down and once when it is back, with how long and how many were refused', () => {
+    let now = 0;
+    const breaker = new Breaker(() => 0, () => now);
+    const changes: unknown[] = [];
+    breaker.onChange((change) => changes.push(change));
+    breaker.ok();
+    const cause = new Error('ECONNREFUSED');
+    breaker.failed(cause);
+    for (let i = 0; i < 3; i++) expect(tryAdmit(breaker)).toBe(false);
+    now = 100;
+    expect(breaker.admit()).toBe(true);
+    breaker.failed(cause);
+    now = 1_000;
+    expect(breaker.admit()).toBe(true);
+    breaker.ok();
+    breaker.ok();
+    expect(changes).toEqual([{ down: true, cause }, { down: false, downMs: 1_000, refused: 3 }]);
+    expect(breaker.refused).toBe(3);
   });
 
   it('a refusal carries what made the database down', () => {

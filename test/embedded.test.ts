@@ -71,7 +71,13 @@ describe('the embedded PostgreSQL server', { timeout: 240_000 }, () => {
         }
       }),
     );
-    return { acknowledged, stop: async () => void ((stopped = true), await done) };
+    /** Resolves once `count` writes are acknowledged (a busy machine writes slowly), within 60 s. */
+    const acknowledging = async (count: number) => {
+      for (const deadline = performance.now() + 60_000; acknowledged.length < count && performance.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    return { acknowledged, acknowledging, stop: async () => void ((stopped = true), await done) };
   }
 
   it('starts on a fresh folder with a generated password kept at mode 0600, and leaves nothing running after SIGTERM', async () => {
@@ -99,7 +105,7 @@ describe('the embedded PostgreSQL server', { timeout: 240_000 }, () => {
     const base = `http://127.0.0.1:${env.PORT}`;
     const pg = serverPid(dataDir)!;
     const writes = writeUntilStopped(base, 8);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await writes.acknowledging(21);
     process.kill(server.pid, 'SIGKILL');
     await server.exited;
     await writes.stop();
@@ -121,7 +127,7 @@ describe('the embedded PostgreSQL server', { timeout: 240_000 }, () => {
     const base = `http://127.0.0.1:${env.PORT}`;
     const pg = serverPid(dataDir)!;
     const writes = writeUntilStopped(base, 8);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await writes.acknowledging(21);
     process.kill(server.pid, 'SIGKILL');
     process.kill(pg, 'SIGKILL');
     await server.exited;
@@ -131,6 +137,28 @@ describe('the embedded PostgreSQL server', { timeout: 240_000 }, () => {
     // A postmaster.pid naming a dead process is left; the server starts again and recovers from its log.
     const again = await serve();
     expect(serverPid(dataDir)).not.toBe(pg);
+    for (const id of writes.acknowledged) expect((await request(`${base}/v1/products/${id}`, apiKey)).status, id).toBe(200);
+    expect(await again.stop()).toBe(0);
+  });
+
+  it('exits non-zero within seconds, saying why, when its server is killed under it; the next start recovers every acknowledged write', async () => {
+    const server = await serve();
+    const base = `http://127.0.0.1:${env.PORT}`;
+    const pg = serverPid(dataDir)!;
+    const writes = writeUntilStopped(base, 4);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const killed = performance.now();
+    process.kill(pg, 'SIGKILL');
+    const code = await Promise.race([server.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
+    const exitMs = performance.now() - killed;
+    await writes.stop();
+    console.log(`embedded server killed: svc serve ${code === 'still running' ? 'still running after 15 s' : `exited ${code} after ${Math.round(exitMs)} ms`}`);
+    expect(code).toBe(1);
+    expect(exitMs).toBeLessThan(5_000);
+    expect(server.errors()).toContain(`The PostgreSQL server (pid ${pg}) of ${join(dataDir, 'postgres')} stopped unexpectedly`);
+
+    // A supervisor starts it again: the server recovers from its log.
+    const again = await serve();
     for (const id of writes.acknowledged) expect((await request(`${base}/v1/products/${id}`, apiKey)).status, id).toBe(200);
     expect(await again.stop()).toBe(0);
   });

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { keepStatistics } from '../db/statistics.js';
 import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
+import { logOutages } from '../ops/outages.js';
 import { startPartitions } from '../ops/partitions.js';
 import { startRetention } from '../ops/retention.js';
 import { boundPort, startOpsServer } from '../ops/server.js';
@@ -29,6 +30,7 @@ export async function runWorker(config: Config): Promise<void> {
   await startTracing();
   const ctx = await openContext(config);
   const count = Math.max(1, config.workers);
+  logOutages(ctx.db, (_fields, line) => console.error(`svc worker: ${line}`));
   const report = (error: unknown, during: string) => console.error(`svc worker: ${during} failed: ${(error as Error)?.message ?? String(error)}`);
   const ops = config.metricsPort !== null ? await startOpsServer(ctx, { redis: false }, { port: config.metricsPort, host: config.host }) : null;
   const workers = await startWorkers(ctx, count, {

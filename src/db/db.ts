@@ -1,3 +1,4 @@
+import type { Availability } from './breaker.js';
 /** What every store needs from the database (postgres.ts implements it). */
 export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -10,6 +11,8 @@ export interface OpenTransaction extends Queryable {
 }
 
 /** Connections of a pool at one moment, for the metrics (read at scrape time, never per query). */
+export type { Availability };
+
 export interface PoolStats {
   total: number;
   idle: number;
@@ -57,6 +60,10 @@ export interface Db extends Queryable {
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   /** The write connections now (the pool a burst can run out of). */
   poolStats(): PoolStats;
+  /** Calls `fn` when the database is found down and when it answers again, once each (breaker.ts). */
+  onAvailability(fn: (change: Availability) => void): void;
+  /** Statements refused at once since the start, because the database was known to be down. */
+  refusedStatements(): number;
   close(): Promise<void>;
 }
 

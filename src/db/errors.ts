@@ -72,3 +72,8 @@ export function connectFailed(error: unknown): boolean {
   const code = (error.original as { code?: unknown } | null)?.code;
   return typeof code === 'string' && CONNECT_CODES.has(code);
 }
+
+/** The server refused a connection for having too many clients already (53300). */
+export function serverFull(error: unknown): boolean {
+  return error instanceof DatabaseUnavailableError && (error.original as { code?: unknown } | null)?.code === '53300';
+}

@@ -2,27 +2,11 @@ import postgres from 'postgres';
 import { statementSpan } from '../ops/trace.js';
 import { Breaker } from './breaker.js';
 import { DatabaseUnavailableError } from './db.js';
-import { connectFailed, connectionLost, databaseDown, driverError } from './errors.js';
-import { driverTypes } from './types.js';
+import { guardRejections, openDriver, type PoolOptions } from './driver.js';
+import { connectFailed, connectionLost, databaseDown, driverError, serverFull } from './errors.js';
+import { Gate } from './gate.js';
 
-export interface PoolOptions {
-  /** The server's URL, without `options` (they are `settings`). */
-  url: string;
-  /** Settings sent when a connection starts (PostgreSQL's `options` startup parameter). */
-  settings: string;
-  max: number;
-  /**
-   * Statements a connection carries at once: many for reads, which then share its round trips
-   * (pipelining); one for writes (postgres.js counts from the second: 1), so that a write waiting
-   * for a row lock holds up at most one other, and only when every connection is busy.
-   */
-  pipeline: number;
-  connectMs: number;
-  queryMs: number;
-  keepAliveMs: number;
-  /** Whether the database is known to be down, shared with the process's other pools. */
-  breaker?: Breaker;
-}
+export type { PoolOptions };
 
 /** A connection of a pool kept for one caller until released (a transaction). */
 export interface Reserved {
@@ -35,26 +19,6 @@ type Pending = postgres.PendingQuery<postgres.Row[]> & { state?: unknown };
 interface Held {
   lost: unknown;
 }
-
-const TYPES = driverTypes();
-
-/**
- * Whether `reason` is the failure of the array-type look-up postgres.js makes on each new
- * connection. postgres.js 3.4.9 drops that look-up's promise (porsager/postgres#1192): when the
- * connection fails during it, the rejection is unhandled and, by Node's default, ends the process.
- * The statement that opened the connection fails on its own terms, so this rejection says nothing new.
- */
-export function isTypeLookupFailure(reason: unknown): boolean {
-  const query = (reason as { query?: unknown } | null)?.query;
-  return typeof query === 'string' && query.includes('pg_catalog.pg_type') && query.includes('typarray');
-}
-
-/** Ignores postgres.js's dropped type look-up failures; every other unhandled rejection is thrown, as Node would. */
-export function onUnhandledRejection(reason: unknown): void {
-  if (!isTypeLookupFailure(reason)) throw reason;
-}
-
-let guarded = false;
 
 /**
  * Connections to PostgreSQL through postgres.js, with a read time-out of ours: a statement that has
@@ -71,19 +35,22 @@ export class Pool {
   /** Reserved connections by postgres.js's connection id, to tell one it was lost. */
   private readonly held = new Map<number, Held>();
   readonly breaker: Breaker;
-  /** Statements and reservations waiting for a connection: each fails at once when the database is found down. */
+  /** Withdrawals of what waits for a connection: each fails at once when the database is found down. */
   private readonly waiting = new Set<() => void>();
   /** postgres.js instances that have answered a statement: a failure on one that never has is a failure to connect. */
   private readonly answered = new WeakSet<postgres.Sql>();
+  /** Statements and reservations handed to postgres.js (gate.ts), and failures to open a connection on a full server, tried again. */
+  private readonly gate: Gate;
+  private readonly refusedFull = new WeakSet<object>();
 
   constructor(private readonly options: PoolOptions) {
-    if (!guarded) process.on('unhandledRejection', onUnhandledRejection);
-    guarded = true;
+    guardRejections();
     this.breaker = options.breaker ?? new Breaker();
     this.breaker.onDown(() => {
       for (const withdraw of [...this.waiting]) withdraw();
     });
-    this.sql = this.open();
+    this.gate = new Gate(options.max);
+    this.sql = this.connect();
   }
 
   query<T>(text: string, values: (string | null)[], deadlineMs = this.options.queryMs): Promise<T[]> {
@@ -93,19 +60,49 @@ export class Pool {
     } catch (error) {
       return Promise.reject(error);
     }
-    const sql = this.sql;
-    return this.answer<T>(sql, sql.unsafe(text, values, { prepare: values.length > 0 }) as Pending, deadlineMs, text, probe);
+    const started = performance.now();
+    const send = (): Promise<T[]> => {
+      const sql = this.sql;
+      const left = deadlineMs - (performance.now() - started);
+      return this.answer<T>(sql, sql.unsafe(text, values, { prepare: values.length > 0 }) as Pending, left, text, probe).then(
+        (rows) => (this.gate.leave(), rows),
+        (error) => {
+          this.gate.leave();
+          // The server is full: the statement was never sent, and waits for a connection the pool has.
+          if (this.refusedFull.has(error as object)) return this.queued(deadlineMs - (performance.now() - started), probe).then(send);
+          throw error;
+        },
+      );
+    };
+    return this.gate.take() ? send() : this.queued(deadlineMs, probe).then(send);
+  }
+
+  /** A place at the gate (gate.ts) within `deadlineMs`; given up at once when the database is found down meanwhile. */
+  private queued(deadlineMs: number, probe: boolean): Promise<void> {
+    return this.gate.wait(deadlineMs, this.waiting, () => this.breaker.refusal()).catch((error: unknown) => {
+      if (probe) this.breaker.withdrawn();
+      throw error;
+    });
+  }
+
+  /**
+   * Whether `failure`, met while opening a connection, is the server's "too many clients" while
+   * the pool has others (gate.ts): then the failure is tried again on those.
+   */
+  private full(failure: unknown, retry = true): boolean {
+    if (!serverFull(failure) || !this.gate.refused()) return false;
+    if (retry) this.refusedFull.add(failure as object);
+    return true;
   }
 
   /**
    * Tells the breaker what a statement's end on `sql` said about the database. A connection that
    * could not be opened (`connecting`: the statement was never sent, the error is one of opening a
    * connection, connectFailed(), or the pool has never had an answer) makes the database down; an
-   * open connection lost says nothing yet about the next one (one server process ended, a proxy
-   * restarted). Either way the pool is replaced: postgres.js 3.4.9 keeps a statement lost with its
-   * connection as the one in progress, so when the next connection is refused with an error
-   * (53300), it waits for an answer to that statement that never comes, and reconnects at once, in
-   * a loop.
+   * open connection lost says nothing yet about the next one (one server process ended). Either
+   * way the pool is replaced: postgres.js 3.4.9 keeps a statement lost with its connection as the
+   * one in progress, and when the next connection is refused with an error (53300), waits for its
+   * answer forever, reconnecting at once, in a loop.
    */
   private learn(sql: postgres.Sql, error: unknown, probe: boolean, connecting = false, reserved = false): void {
     if (error === null) this.answered.add(sql);
@@ -117,11 +114,24 @@ export class Pool {
   }
 
   /**
-   * A connection of its own, within `connectMs`, on which `begin` (BEGIN and its settings) has run.
-   * Should the connection be lost meanwhile, what the caller sends on it fails at once.
+   * A connection of its own, waited for as a statement does (`waitMs`), on which `begin` (BEGIN and
+   * its settings) has run. Should it be lost meanwhile, what the caller sends on it fails at once.
    */
-  async reserve(begin: string, deadlineMs = this.options.queryMs): Promise<Reserved> {
+  async reserve(begin: string, deadlineMs = this.options.queryMs, waitMs = this.options.queryMs): Promise<Reserved> {
     const probe = this.breaker.admit();
+    const started = performance.now();
+    if (!this.gate.take()) await this.queued(waitMs, probe);
+    try {
+      return await this.take(begin, deadlineMs, waitMs, probe);
+    } catch (error) {
+      this.gate.leave();
+      if (!this.refusedFull.has(error as object)) throw error;
+      return this.reserve(begin, deadlineMs, waitMs - (performance.now() - started));
+    }
+  }
+
+  /** reserve() past the gate: the place is given back by the caller's release(), or by reserve() when this fails. */
+  private async take(begin: string, deadlineMs: number, waitMs: number, probe: boolean): Promise<Reserved> {
     const sql = this.sql;
     const reserving = sql.reserve();
     let timer: NodeJS.Timeout | undefined;
@@ -129,7 +139,7 @@ export class Pool {
     let withdraw = () => {};
     const late = new Promise<never>((_, reject) => {
       const giveUp = (error: DatabaseUnavailableError) => reject((ours = error));
-      timer = setTimeout(() => giveUp(new DatabaseUnavailableError(`no database connection within ${this.options.connectMs} ms`, null)), this.options.connectMs);
+      timer = setTimeout(() => giveUp(new DatabaseUnavailableError(`no database connection within ${Math.round(waitMs)} ms`, null)), Math.max(0, waitMs));
       withdraw = () => giveUp(this.breaker.refusal());
     });
     this.waiting.add(withdraw);
@@ -141,7 +151,8 @@ export class Pool {
       reserving.then(
         (c) => c.release(),
         (e) => {
-          if (ours) this.learn(sql, driverError(e), false, true);
+          const failure = driverError(e);
+          if (ours && !this.full(failure)) this.learn(sql, failure, false, true);
         },
       );
       if (ours) {
@@ -149,7 +160,7 @@ export class Pool {
         throw ours;
       }
       const failure = driverError(error);
-      this.learn(sql, failure, probe, true);
+      if (!this.full(failure)) this.learn(sql, failure, probe, true);
       throw failure;
     } finally {
       clearTimeout(timer);
@@ -191,14 +202,16 @@ export class Pool {
       if (probe) this.breaker.withdrawn();
       throw error;
     }
-    return { query: (text, values, deadline = this.options.queryMs) => send(text, values, deadline), release };
+    // Its place at the gate goes with it, once; a failed BEGIN leaves that to reserve().
+    const done = () => void (released || (release(), this.gate.leave()));
+    return { query: (text, values, deadline = this.options.queryMs) => send(text, values, deadline), release: done };
   }
 
   stats(): { busy: number; waiting: number; max: number } {
     return { busy: Math.min(this.inUse, this.options.max), waiting: Math.max(0, this.inUse - this.options.max), max: this.options.max };
   }
 
-  /** Lets statements under way finish for up to 5 s, or none while the database is known down (a stop in an outage). */
+  /** Lets statements under way finish for up to 5 s, none while the database is known down. */
   async close(): Promise<void> {
     await this.sql.end({ timeout: this.breaker.down ? 0 : 5 });
   }
@@ -220,11 +233,11 @@ export class Pool {
       timer = setTimeout(() => {
         if (pending.state === undefined) {
           // Never sent: no connection was free.
-          giveUp(new DatabaseUnavailableError(`no database connection within ${deadlineMs} ms`, null));
+          giveUp(new DatabaseUnavailableError(`no database connection within ${Math.round(deadlineMs)} ms`, null));
           pending.cancel();
         } else {
           this.replace(sql);
-          giveUp(new DatabaseUnavailableError(`no answer from the database within ${deadlineMs} ms`, null));
+          giveUp(new DatabaseUnavailableError(`no answer from the database within ${Math.round(deadlineMs)} ms`, null));
           this.breaker.failed(ours);
         }
       }, deadlineMs);
@@ -239,6 +252,8 @@ export class Pool {
     try {
       const rows = (await Promise.race([pending, late])) as unknown as T[];
       span?.end();
+      // The connection that answered is open (postgres.js keeps one `state` object per connection).
+      if (sql === this.sql) this.gate.opened(pending.state);
       this.learn(sql, null, probe);
       return rows;
     } catch (error) {
@@ -251,8 +266,10 @@ export class Pool {
       const failure = driverError(error);
       span?.end(failure);
       // A statement never sent on a pooled connection was waiting for one to open; on a reserved
-      // connection (open already) it only met the connection's loss.
-      this.learn(sql, failure, probe, !reserved && pending.state === undefined, reserved);
+      // connection (open already) it only met the connection's loss. One sent already that meets
+      // "too many clients" (postgres.js opening its lost connection again) may have run: it fails.
+      const connecting = !reserved && pending.state === undefined;
+      if (reserved || !this.full(failure, connecting)) this.learn(sql, failure, probe, connecting, reserved);
       throw failure;
     } finally {
       clearTimeout(timer);
@@ -261,36 +278,23 @@ export class Pool {
     }
   }
 
+  private connect(): postgres.Sql {
+    return openDriver(this.options, (id) => {
+      const held = this.held.get(id);
+      if (held) held.lost ??= new DatabaseUnavailableError('the database connection was lost', { code: 'CONNECTION_CLOSED' });
+    });
+  }
+
   /**
    * New connections replace all of `stale`'s, which are cut at once: the server went silent on
    * them, or one of them failed (see learn()).
    */
   private replace(stale: postgres.Sql): void {
     if (this.sql !== stale) return;
-    this.sql = this.open();
+    this.sql = this.connect();
+    this.gate.renew();
     stale.end({ timeout: 0 }).catch(() => {});
   }
 
-  private open(): postgres.Sql {
-    const { options } = this;
-    // max_pipeline and onclose are options of postgres.js that its types do not declare.
-    return postgres(options.url, {
-      max: options.max,
-      max_pipeline: options.pipeline,
-      connect_timeout: Math.max(1, Math.ceil(options.connectMs / 1000)),
-      keep_alive: options.keepAliveMs > 0 ? Math.max(1, Math.round(options.keepAliveMs / 1000)) : null,
-      connection: { options: options.settings },
-      // Notices are for people at a console; the service has its own log.
-      onnotice: () => {},
-      onclose: (id: number) => {
-        const held = this.held.get(id);
-        if (held) held.lost ??= new DatabaseUnavailableError('the database connection was lost', { code: 'CONNECTION_CLOSED' });
-      },
-      // Needed: with fetch_types off, postgres.js 3.4 never hands a new connection to reserve().
-      // The array types it fetches are parsed by TYPES' parsers where TYPES has one.
-      fetch_types: true,
-      types: TYPES,
-      transform: { undefined: null },
-    } as postgres.Options<Record<string, postgres.PostgresType>>);
-  }
+
 }

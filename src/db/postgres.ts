@@ -18,7 +18,7 @@ export interface PostgresOptions {
 
 /** How long the service waits on PostgreSQL (SVC_DB_* settings, README). */
 export interface DbTimeouts {
-  /** To open a connection, or to get one from a full pool. */
+  /** To open a connection (a statement or a transaction waits for a busy pool up to queryMs). */
   connectMs: number;
   /** A statement's run on the server (statement_timeout): the server cancels it past this. */
   statementMs: number;
@@ -132,6 +132,8 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
         const { busy, waiting, max } = writes.stats();
         return { total: max, idle: max - busy, waiting, max };
       },
+      onAvailability: (fn) => breaker.onChange(fn),
+      refusedStatements: () => breaker.refused,
       listen: (channel, onNotify) => listener.listen(channel, onNotify),
       async close() {
         await listener.close();

@@ -32,7 +32,9 @@ function toApiError(error: FastifyError & { code?: string }): ApiError {
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    // The database's outages are logged once each (ops/outages.ts), not per request refused.
+    if (apiError.code === 'UNAVAILABLE') request.log.debug({ reason: error.message }, 'request refused: the database is unavailable');
+    else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     if (apiError.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');
     if (apiError.status === 503) reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
     const body: { code: ErrorCode; message: string; requestId: string; details?: unknown } = {

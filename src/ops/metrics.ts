@@ -72,6 +72,8 @@ export type RouteRecorder = (status: number, seconds: number) => void;
 /** What is read at scrape time, handed in by the process that owns the database. */
 export interface MetricSources {
   poolStats(): { idle: number; total: number; waiting: number; max: number };
+  /** Statements refused at once since the start, the database being known down. */
+  refusedStatements(): number;
   /** Due deliveries (counted up to DUE_COUNT_CAP) and the oldest one's due time. */
   dueDeliveries(now: Date): Promise<{ due: number; oldest: Date | null }>;
 }
@@ -90,6 +92,7 @@ export class Metrics implements EngineMetrics {
   private readonly pool: Gauge<'state'>;
   private readonly poolWaiting: Gauge;
   private readonly poolMax: Gauge;
+  private readonly refused: Counter;
   /** Per outcome: the counter's and the histogram's child, resolved once. */
   private readonly byOutcome: Record<AttemptOutcome, { count: Counter.Internal; seconds: Histogram.Internal<string> }>;
 
@@ -135,6 +138,11 @@ export class Metrics implements EngineMetrics {
     this.pool = new Gauge({ name: 'svc_db_pool_connections', help: 'Database connections of this process, by state (idle, busy).', labelNames: ['state'], registers });
     this.poolWaiting = new Gauge({ name: 'svc_db_pool_waiting_requests', help: 'Queries waiting for a free database connection.', registers });
     this.poolMax = new Gauge({ name: 'svc_db_pool_max_connections', help: 'Largest number of database connections of this process.', registers });
+    this.refused = new Counter({
+      name: 'svc_db_refused_statements_total',
+      help: 'Database statements refused at once because the database was known to be down (each outage is logged once).',
+      registers,
+    });
     const child = (outcome: AttemptOutcome) => ({ count: this.attempts.labels(outcome), seconds: this.attemptSeconds.labels(outcome) });
     this.byOutcome = { success: child('success'), http_error: child('http_error'), timeout: child('timeout'), network_error: child('network_error') };
     for (const outcome of Object.values(this.byOutcome)) outcome.count.inc(0);
@@ -195,6 +203,8 @@ export class Metrics implements EngineMetrics {
     this.pool.set({ state: 'busy' }, stats.total - stats.idle);
     this.poolWaiting.set(stats.waiting);
     this.poolMax.set(stats.max);
+    this.refused.reset();
+    this.refused.inc(this.sources.refusedStatements());
     try {
       const { due, oldest } = await withDeadline(this.sources.dueDeliveries(this.clock.now()), SCRAPE_QUERY_TIMEOUT_MS, 'the database');
       this.due.set(due);

@@ -41,6 +41,9 @@ export class TcpProxy {
   port = 0;
   /** Connections accepted since the start (or the last `resetAttempts()`). */
   attempts = 0;
+  /** Pass-through connections open now, and the most allowed at once (PostgreSQL's free connection slots). */
+  private readonly passing = new Set<net.Socket>();
+  private slots = Infinity;
 
   constructor(
     private readonly targetPort: number,
@@ -81,6 +84,14 @@ export class TcpProxy {
     }
   }
 
+  /**
+   * A server with `slots` free connection slots: beyond that many open pass-through connections, a
+   * new one is answered "too many clients" (as in `full` mode). `Infinity` lifts the limit.
+   */
+  setSlots(slots: number): void {
+    this.slots = slots;
+  }
+
   resetAttempts(): void {
     this.attempts = 0;
   }
@@ -95,7 +106,9 @@ export class TcpProxy {
       client.on('close', () => this.silent.delete(client));
       return;
     }
-    if (this.mode === 'full') return this.refuseStartup(client);
+    if (this.mode === 'full' || this.passing.size >= this.slots) return this.refuseStartup(client);
+    this.passing.add(client);
+    client.on('close', () => this.passing.delete(client));
     const upstream = net.connect(this.targetPort, this.targetHost);
     for (const socket of [client, upstream]) {
       this.sockets.add(socket);

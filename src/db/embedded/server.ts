@@ -197,6 +197,29 @@ export interface OwnServer {
   stop(): Promise<void>;
 }
 
+/** How often the process that runs the server checks that it still runs. */
+const WATCH_MS = 500;
+
+/**
+ * Ends this process, non-zero and with one line saying why, if the server it runs stops under it
+ * (killed, crashed): every request would fail until someone restarted it, while a supervisor
+ * (systemd, Kubernetes, npm start's caller) restarts svc at once, whose next start recovers the
+ * server from its write-ahead log.
+ */
+function watchServer(pid: number, dataDir: string, pgdata: string): NodeJS.Timeout {
+  const watch = setInterval(() => {
+    if (alive(pid)) return;
+    clearInterval(watch);
+    console.error(
+      `svc: The PostgreSQL server (pid ${pid}) of ${pgdata} stopped unexpectedly (its log: ${join(dataDir, 'postgres.log')}); ` +
+        'exiting so that svc is started again: the next start recovers every committed change',
+    );
+    process.exit(1);
+  }, WATCH_MS);
+  watch.unref();
+  return watch;
+}
+
 /**
  * The data folder's server, for the process that holds the folder's lock: made on first use,
  * started, or, when a killed svc left it running, reused (or stopped and started again if it does
@@ -231,6 +254,7 @@ export async function ownServer(dataDir: string, log: (line: string) => void): P
   server ??= await start(binaries, dataDir, pgdata, user);
 
   const { pid } = server;
+  const watch = watchServer(pid, dataDir, pgdata);
   const onExit = () => {
     try {
       process.kill(pid, 'SIGINT');
@@ -242,6 +266,7 @@ export async function ownServer(dataDir: string, log: (line: string) => void): P
   return {
     url: urlOf(dataDir, server.port),
     stop: async () => {
+      clearInterval(watch);
       process.removeListener('exit', onExit);
       await stopServer(pid);
     },
