@@ -238,7 +238,7 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryTimeoutMs,
     retryScheduleMs,
     workers: integer(env, 'SVC_WORKERS', 1, 0, 64),
-    workerConcurrency: integer(env, 'SVC_WORKER_CONCURRENCY', 512, 1, 4096),
+    workerConcurrency: integer(env, 'SVC_WORKER_CONCURRENCY', 2048, 1, 16384),
     leaseMs,
     pollIntervalMs: duration(env, 'SVC_POLL_INTERVAL', '1s'),
     allowPrivateTargets: flag(env, 'SVC_ALLOW_PRIVATE_TARGETS'),

@@ -24,6 +24,8 @@ export interface EngineMetrics {
   attemptFinished(result: AttemptResult): void;
   /** An endpoint was disabled after its consecutive failures. */
   autoDisabled(): void;
+  /** A worker's capacity (attempts it may have in flight) is now `limit`; null when it stopped. */
+  capacity(worker: object, limit: number | null): void;
 }
 
 export function attemptOutcome(result: AttemptResult): AttemptOutcome {
@@ -84,6 +86,8 @@ export class Metrics implements EngineMetrics {
   private readonly attempts: Counter<'outcome'>;
   private readonly attemptSeconds: Histogram<'outcome'>;
   private readonly inFlight: Gauge;
+  private readonly capacities: Gauge;
+  private readonly workerLimits = new Map<object, number>();
   private readonly autoDisables: Counter;
   private readonly pushes: Counter<'outcome'>;
   private readonly retained: Counter<'table'>;
@@ -117,6 +121,11 @@ export class Metrics implements EngineMetrics {
       registers,
     });
     this.inFlight = new Gauge({ name: 'svc_webhook_attempts_in_flight', help: 'Requests to webhook receivers in flight in this process.', registers });
+    this.capacities = new Gauge({
+      name: 'svc_webhook_worker_capacity',
+      help: 'Attempts the delivery workers of this process may have in flight, all together (SVC_WORKER_CONCURRENCY each, less while the process is overloaded).',
+      registers,
+    });
     this.autoDisables = new Counter({ name: 'svc_webhook_endpoint_auto_disables_total', help: 'Endpoints disabled after consecutive failed deliveries.', registers });
     this.pushes = new Counter({
       name: 'svc_push_messages_total',
@@ -163,6 +172,14 @@ export class Metrics implements EngineMetrics {
 
   autoDisabled(): void {
     this.autoDisables.inc();
+  }
+
+  capacity(worker: object, limit: number | null): void {
+    if (limit === null) this.workerLimits.delete(worker);
+    else this.workerLimits.set(worker, limit);
+    let sum = 0;
+    for (const value of this.workerLimits.values()) sum += value;
+    this.capacities.set(sum);
   }
 
   pushed(outcome: 'sent' | 'gone' | 'failed'): void {

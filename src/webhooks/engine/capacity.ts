@@ -1,80 +1,79 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
-/** How often the limit is reconsidered. */
+/** How often the process's load is read. */
 export const ADJUST_MS = 100;
 
-/** Event-loop delay (p99 over the last period) past which the process is overloaded: the limit falls. */
-export const LAG_HIGH_MS = 40;
-/** Below this delay, and below CPU_HIGH, a worker held back by its limit may raise it. */
-export const LAG_LOW_MS = 15;
-/** The share of one core past which the process has no room left: the limit stops rising. */
-export const CPU_HIGH = 0.85;
+/** Event-loop delay (p99 over one reading) past which a reading counts as overloaded. */
+export const LAG_HIGH_MS = 50;
 
-/** What the process is under now: its event-loop delay and its share of a core, both since the last reading. */
+/** Readings looked at together: one second. */
+export const WINDOW = 10;
+
+/** Overloaded readings in a window that make the overload sustained (a GC pause spoils one or two). */
+export const SUSTAINED = 7;
+
+/** The capacity never falls below this part of its ceiling, however loaded the process. */
+const FLOOR = 1 / 16;
+
+/** What the process is under now: its event loop's delay since the last reading. */
 export interface Load {
   lagMs: number;
-  cpu: number;
-}
-
-export interface CapacitySettings {
-  /** The limit never falls below this. */
-  min: number;
-  /** Nor rises above this (SVC_WORKER_CONCURRENCY). */
-  max: number;
 }
 
 /**
- * How many attempts a worker may have in flight: a limit that follows the machine rather than a
- * constant (additive increase, multiplicative decrease, as TCP's congestion window). Every
- * ADJUST_MS it is looked at:
- * - the event loop lags (LAG_HIGH_MS): the process has more to do than it can, and the limit falls
- *   by a quarter;
- * - the limit held work back (jobs waited for it) while the loop was prompt (LAG_LOW_MS) and a core
- *   was left (CPU_HIGH): it rises by a tenth. Receivers that are slow cost sockets and memory, not
- *   CPU, so the limit grows until their answers keep the process busy.
- * Each endpoint's part of it stays bounded by its lane (lanes.ts).
+ * How many attempts a worker may have in flight. An attempt waiting on a receiver costs a socket
+ * and a few kilobytes, not CPU, so the capacity starts at its ceiling (SVC_WORKER_CONCURRENCY),
+ * from a worker's first claim on. It falls only when the process is measurably overloaded: the
+ * event loop's delay over LAG_HIGH_MS in SUSTAINED of the last WINDOW readings. Then it falls by a
+ * quarter, at most once a window, down to a sixteenth of the ceiling; once a whole window passes
+ * without overload it climbs back by a tenth of the ceiling per reading. A lower capacity slows the
+ * starting of new attempts and the claiming of new rows; attempts in flight go on and their
+ * outcomes are written.
  */
 export class Capacity {
   limit: number;
+  private readonly readings: boolean[] = [];
+  private sinceCut = WINDOW;
 
   constructor(
-    private readonly settings: CapacitySettings,
+    readonly max: number,
     private readonly load: () => Load,
+    private readonly changed: (limit: number) => void = () => {},
   ) {
-    this.limit = Math.min(settings.max, Math.max(settings.min, 64));
+    this.limit = max;
+    changed(max);
   }
 
-  private get min(): number {
-    return Math.min(this.settings.min, this.settings.max);
-  }
-
-  /** Reconsiders the limit; `held` says whether it held work back since the last time. */
-  adjust(held: boolean): void {
-    const { lagMs, cpu } = this.load();
-    if (lagMs > LAG_HIGH_MS) this.limit = Math.max(this.min, Math.floor(this.limit * 0.75));
-    else if (held && lagMs < LAG_LOW_MS && cpu < CPU_HIGH) this.limit = Math.min(this.settings.max, this.limit + Math.ceil(this.limit / 10));
+  /** Reads the load (every ADJUST_MS) and moves the limit if it calls for it. */
+  adjust(): void {
+    const overloaded = this.load().lagMs > LAG_HIGH_MS;
+    this.readings.push(overloaded);
+    if (this.readings.length > WINDOW) this.readings.shift();
+    this.sinceCut++;
+    const over = this.readings.filter(Boolean).length;
+    const before = this.limit;
+    if (over >= SUSTAINED && this.sinceCut >= WINDOW) {
+      this.limit = Math.max(Math.ceil(this.max * FLOOR), Math.floor(this.limit * 0.75));
+      this.sinceCut = 0;
+    } else if (over === 0 && this.readings.length === WINDOW) {
+      this.limit = Math.min(this.max, this.limit + Math.ceil(this.max / 10));
+    }
+    if (this.limit !== before) this.changed(this.limit);
   }
 }
 
 const RESOLUTION_MS = 10;
 
-/** This process's load: the event loop's delay (p99) and the CPU it used, each since the last call. */
+/** This process's load: the event loop's delay (p99) since the last call. */
 export function processLoad(): { read(): Load; stop(): void } {
   // The histogram's timer fires every RESOLUTION_MS: what it records beyond that is the delay.
   const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   delay.enable();
-  let cpu = process.cpuUsage();
-  let at = performance.now();
   return {
     read() {
-      const used = process.cpuUsage(cpu);
-      const now = performance.now();
       const lagMs = delay.count > 0 ? Math.max(0, delay.percentile(99) / 1e6 - RESOLUTION_MS) : 0;
-      const load = { lagMs, cpu: (used.user + used.system) / 1000 / Math.max(1, now - at) };
       delay.reset();
-      cpu = process.cpuUsage();
-      at = now;
-      return load;
+      return { lagMs };
     },
     stop: () => delay.disable(),
   };

@@ -14,28 +14,20 @@ export interface DispatchHooks {
   freed(): void;
 }
 
-/** An attempt running longer than this is slow: it waits on its socket alone (see Dispatcher). */
-export const SLOW_AFTER_MS = 1_000;
-/** Sockets a worker keeps open at most, per unit of its capacity. */
-export const SOCKETS_PER_CAPACITY = 8;
+/** Jobs a worker keeps in hand ahead of its attempts at least, however few are in flight. */
+export const MIN_ROUND = 64;
 
 /**
  * Which job starts when. A job passes its endpoint's lane (lanes.ts), which starts it, keeps it
  * waiting a moment, or defers it; started jobs wait in one queue, first come first served, until the
- * worker's capacity (capacity.ts) has room for another attempt in flight. An attempt still running
- * after SLOW_AFTER_MS stops counting against the capacity: a receiver that is slow or hangs costs
- * an open socket (SOCKETS_PER_CAPACITY per unit of capacity at most), not the process's work, so
- * hanging receivers cannot take the capacity from everyone else; their lanes keep them to one or two
- * attempts each.
+ * worker's capacity (capacity.ts) has room for another attempt in flight. Every attempt in flight
+ * counts, however long it runs: the capacity is a bound on sockets and memory, and a receiver that
+ * hangs is kept to a probe by its lane.
  */
 export class Dispatcher {
   private ready: Job[] = [];
-  /** Attempts in flight: all, and those past SLOW_AFTER_MS (`started` holds the others' start times, oldest first). */
+  /** Attempts in flight. */
   private inFlight = 0;
-  private readonly slow = new Set<Job>();
-  private readonly started: { job: Job; at: number }[] = [];
-  /** Whether jobs waited for capacity since the last look (Capacity.adjust). */
-  private held = false;
   private readonly whenIdle: (() => void)[] = [];
   /** Starting attempts: from the worker's start (or a one-shot run) to its stop. */
   private open = false;
@@ -61,36 +53,32 @@ export class Dispatcher {
     this.hooks.finish(job, deferred(job, admission.deferUntil, now));
   }
 
-  /** Room for more jobs: `1 + roundsAhead` times the capacity, less what is in flight or waits already; never more than the sockets left. */
+  /**
+   * Room for more jobs: `1 + roundsAhead` rounds of the attempts in flight (MIN_ROUND at least, the
+   * capacity at most), so that what a worker takes grows with its work; less what waits already.
+   */
   room(roundsAhead: number): number {
     const waiting = this.ready.length + this.lanes.waitingCount();
-    const byCapacity = (1 + roundsAhead) * this.capacity.limit - (this.inFlight - this.slow.size) - waiting;
-    return Math.min(byCapacity, SOCKETS_PER_CAPACITY * this.capacity.limit - this.inFlight - waiting);
+    const ahead = (1 + roundsAhead) * Math.min(this.capacity.limit, Math.max(MIN_ROUND, this.inFlight));
+    return ahead - this.inFlight - waiting;
   }
 
-  /** Attempts running past SLOW_AFTER_MS stop counting against the capacity (the worker calls this every ADJUST_MS). */
-  sweep(perfNow = performance.now()): void {
-    let moved = false;
-    while (this.started.length > 0 && this.started[0].at <= perfNow - SLOW_AFTER_MS) {
-      this.slow.add(this.started.shift()!.job);
-      moved = true;
-    }
-    if (moved) {
-      this.startReady();
-      this.hooks.freed();
-    }
+  /** Attempts in flight now. */
+  running(): number {
+    return this.inFlight;
+  }
+
+  /** Starts the jobs of endpoints on probation that waited for the pool, now that it may have room (every ADJUST_MS). */
+  poll(perfNow = performance.now()): void {
+    const go = this.lanes.poll(perfNow);
+    if (go.length === 0) return;
+    this.ready.push(...go);
+    this.startReady();
   }
 
   /** Jobs in flight or waiting to start. */
   busy(): boolean {
     return this.inFlight + this.ready.length + this.lanes.waitingCount() > 0;
-  }
-
-  /** Whether jobs waited for capacity since the last call. */
-  heldBack(): boolean {
-    const held = this.held || this.ready.length > 0;
-    this.held = false;
-    return held;
   }
 
   /** Takes back the jobs not started that `take` wants (a hold ending, a worker stopping). */
@@ -121,10 +109,7 @@ export class Dispatcher {
 
   private startReady(): void {
     while (this.open && this.ready.length > 0) {
-      if (this.inFlight - this.slow.size >= this.capacity.limit || this.inFlight >= SOCKETS_PER_CAPACITY * this.capacity.limit) {
-        this.held = true;
-        return;
-      }
+      if (this.inFlight >= this.capacity.limit) return;
       this.launch(this.ready.shift()!);
     }
   }
@@ -133,14 +118,12 @@ export class Dispatcher {
     const startedAt = performance.now();
     if (job.endpointActive) this.lanes.started(job, startedAt);
     this.inFlight++;
-    this.started.push({ job, at: startedAt });
     void this.hooks
       .attempt(job)
       // An attempt never rejects; should one all the same, its job comes due again at once.
       .catch(() => deferred(job, this.clock.now(), this.clock.now()))
       .then((outcome) => {
         this.inFlight--;
-        if (!this.slow.delete(job)) this.started.splice(this.started.findIndex((s) => s.job === job), 1);
         if (job.endpointActive) this.ready.push(...this.lanes.ended(job, outcome, startedAt, performance.now()));
         this.hooks.finish(job, outcome);
         this.startReady();

@@ -1,7 +1,10 @@
 import type { Job, Outcome } from './job.js';
 
-/** Attempts an endpoint this worker has not heard from yet may have in flight at once. */
+/** An endpoint's share once it has answered this worker for the first time. */
 export const INITIAL_SHARE = 4;
+
+/** The part of a worker's capacity that endpoints on probation (never heard from, or suspect) share. */
+export const PROBATION_PART = 1 / 4;
 
 /** The most attempts one endpoint may have in flight in a worker, whatever the worker's capacity. */
 export const MAX_SHARE = 64;
@@ -12,11 +15,14 @@ export const SLOW_DOWN = new Set([429, 502, 503, 504]);
 /** Jobs deferred one after another are never spaced closer than this. */
 const MIN_SPACING_MS = 100;
 
-/** Endpoints remembered at most; an idle one beyond it is forgotten and starts again at INITIAL_SHARE. */
+/** Endpoints remembered at most; an idle one beyond it is forgotten and starts on probation again. */
 const MAX_LANES = 10_000;
 
 /** A job over its endpoint's share waits beside it only if its turn should come within this long. */
 const WAIT_BUDGET_MS = 200;
+
+/** Jobs that may wait beside a lane whose attempts' time is not known yet. */
+const WAIT_UNKNOWN = 16;
 
 /** An attempt running this long, and four times the endpoint's usual time, makes it suspect of hanging. */
 const SUSPECT_AFTER_MS = 1_000;
@@ -30,6 +36,8 @@ export interface Throttle {
 export interface LaneSettings {
   /** The most attempts one endpoint may have in flight now: MAX_SHARE, or less while the worker's capacity is smaller. */
   maxShare(): number;
+  /** Places for the attempts of endpoints on probation, all together (a part of the capacity). */
+  probation(): number;
   /** An endpoint's lane was slowed down (429, 502, 503, 504, a time-out), changed its share since, or recovered (null). */
   throttled(endpointId: string, throttle: Throttle | null): void;
 }
@@ -38,14 +46,21 @@ export interface LaneSettings {
 export type Admission = 'go' | 'wait' | { deferUntil: Date };
 
 /**
- * One endpoint's share of a worker. `share` is how many attempts it may have in flight at once:
- * it grows by one with every answer and halves when an attempt times out or the receiver asks to
- * slow down (SLOW_DOWN), down to one (additive increase, multiplicative decrease, as TCP does). A
- * receiver that answers, however slowly, soon has MAX_SHARE attempts, and a hanging one keeps a
- * single probe. From the first slow-down it is throttled, until its share is back where it was.
+ * One endpoint's share of a worker. An endpoint this worker has not heard from yet, or one whose
+ * attempts run far past their usual time (suspect), is on probation: one attempt at a time, in a
+ * place of the probation pool that such endpoints share. Its first answer earns it INITIAL_SHARE
+ * attempts of its own; `share` then grows by one with every answer and halves when an attempt
+ * times out or the receiver asks to slow down (SLOW_DOWN), down to one (additive increase,
+ * multiplicative decrease, as TCP does). A receiver that answers, however slowly, soon has
+ * MAX_SHARE attempts, and a hanging one keeps a single probe. From the first slow-down it is
+ * throttled, until its share is back where it was.
  */
 class Lane {
-  share: number;
+  share = INITIAL_SHARE;
+  /** It has answered this worker at least once. */
+  earned = false;
+  /** Its last attempt timed out. */
+  timedOut = false;
   /** Attempts running. */
   inFlight = 0;
   /** Jobs admitted and waiting for room in the worker's capacity. */
@@ -64,10 +79,6 @@ class Lane {
   throttledSince: number | null = null;
   sharePeak = 0;
 
-  constructor(maxShare: number) {
-    this.share = Math.min(INITIAL_SHARE, maxShare);
-  }
-
   idle(): boolean {
     return this.inFlight === 0 && this.queued === 0 && this.waiting.length === 0;
   }
@@ -83,6 +94,13 @@ class Lane {
  */
 export class Lanes {
   private readonly lanes = new Map<string, Lane>();
+  /**
+   * Jobs admitted on probation, with when (performance.now()): each holds a place of the pool until
+   * its attempt ends or SUSPECT_AFTER_MS has passed (a probe that hangs then holds only its lane).
+   */
+  private readonly probing = new Map<Job, number>();
+  /** Lanes on probation with jobs waiting for a place of the pool, in the order they came. */
+  private readonly queue = new Set<Lane>();
   /** False for one-shot runs (runDue): a job over its endpoint's share waits for it, never deferred. */
   defer = true;
 
@@ -91,7 +109,7 @@ export class Lanes {
   private lane(endpointId: string): Lane {
     let lane = this.lanes.get(endpointId);
     if (!lane) {
-      lane = new Lane(this.settings.maxShare());
+      lane = new Lane();
       this.lanes.set(endpointId, lane);
     }
     return lane;
@@ -100,15 +118,40 @@ export class Lanes {
   /** Offers a job; `clockNow` is the service clock (for times written), `perfNow` measures ages. */
   admit(job: Job, clockNow: Date, perfNow: number): Admission {
     const lane = this.lane(job.endpointId);
-    if (lane.inFlight + lane.queued < lane.share) {
-      lane.queued++;
-      return 'go';
-    }
+    if (lane.waiting.length === 0 && this.take(lane, job, perfNow)) return 'go';
     if (!this.defer || lane.waiting.length < this.waitingRoom(lane, perfNow)) {
       lane.waiting.push(job);
+      if (this.onProbation(lane, perfNow)) this.queue.add(lane);
       return 'wait';
     }
     return { deferUntil: this.deferral(lane, clockNow, perfNow) };
+  }
+
+  /** Counts `job` as admitted if its lane has room for it (and, on probation, the pool a place). */
+  private take(lane: Lane, job: Job, perfNow: number): boolean {
+    const busy = lane.inFlight + lane.queued;
+    if (this.onProbation(lane, perfNow)) {
+      if (busy > 0 || !this.poolHasRoom(perfNow)) return false;
+      this.probing.set(job, perfNow);
+    } else if (busy >= Math.min(lane.share, this.settings.maxShare())) return false;
+    lane.queued++;
+    return true;
+  }
+
+  /** Whether the probation pool has a place, once the probes past SUSPECT_AFTER_MS have left it. */
+  private poolHasRoom(perfNow: number): boolean {
+    for (const [job, since] of this.probing) {
+      if (perfNow - since <= SUSPECT_AFTER_MS) break;
+      this.probing.delete(job);
+    }
+    return this.probing.size < this.settings.probation();
+  }
+
+  /** Never heard from, or suspect: its last attempt timed out, or one runs far past its usual time. */
+  private onProbation(lane: Lane, perfNow: number): boolean {
+    if (!lane.earned || lane.timedOut) return true;
+    const oldest = lane.starts.length > 0 ? perfNow - lane.starts[0] : 0;
+    return oldest > Math.max(4 * lane.latencyMs, SUSPECT_AFTER_MS);
   }
 
   /** A job admitted with 'go' starts. */
@@ -130,19 +173,37 @@ export class Lanes {
     if (at >= 0) lane.starts.splice(at, 1);
     if (outcome.attempted) this.learn(job, lane, outcome, perfNow - startedAt);
     const go: Job[] = [];
-    while (lane.waiting.length > 0 && lane.inFlight + lane.queued < lane.share) {
-      go.push(lane.waiting.shift()!);
-      lane.queued++;
-    }
+    this.release(lane, perfNow, go);
+    this.probing.delete(job);
+    go.push(...this.poll(perfNow));
     if (lane.idle() && this.lanes.size > MAX_LANES) this.lanes.delete(job.endpointId);
     return go;
+  }
+
+  /** Jobs of lanes waiting for a place of the probation pool that may go now, in the lanes' turn. */
+  poll(perfNow: number): Job[] {
+    const go: Job[] = [];
+    for (const waiting of this.queue) {
+      if (!this.poolHasRoom(perfNow)) break;
+      this.release(waiting, perfNow, go);
+    }
+    return go;
+  }
+
+  /** Moves the lane's waiting jobs that it now has room for into `go`. */
+  private release(lane: Lane, perfNow: number, go: Job[]): void {
+    while (lane.waiting.length > 0 && this.take(lane, lane.waiting[0], perfNow)) go.push(lane.waiting.shift()!);
+    if (lane.waiting.length > 0 && this.onProbation(lane, perfNow)) this.queue.add(lane);
+    else this.queue.delete(lane);
   }
 
   /** The share after an answer (or none): halved on a slow-down, one more on any other answer. */
   private learn(job: Job, lane: Lane, outcome: Outcome, took: number): void {
     const { endpointId } = job;
     lane.latencyMs = lane.latencyMs === 0 ? took : lane.latencyMs * 0.8 + took * 0.2;
+    lane.timedOut = outcome.timedOut;
     lane.struggling = outcome.timedOut || (outcome.responseStatus !== null && SLOW_DOWN.has(outcome.responseStatus));
+    const answered = outcome.responseStatus !== null || outcome.status === 'success';
     const before = lane.share;
     if (lane.struggling) {
       if (lane.throttledSince === null) {
@@ -150,9 +211,11 @@ export class Lanes {
         lane.sharePeak = lane.share;
       }
       lane.share = Math.max(1, lane.share >> 1);
-    } else if (outcome.responseStatus !== null || outcome.status === 'success') {
-      // An answer: an HTTP status, or a broker's acknowledgement (which has none).
-      lane.share = Math.min(this.settings.maxShare(), lane.share + 1);
+    } else if (answered) {
+      // An answer: an HTTP status, or a broker's acknowledgement (which has none). The first one
+      // ends the endpoint's probation: it has INITIAL_SHARE attempts of its own.
+      if (lane.earned) lane.share = Math.min(this.settings.maxShare(), lane.share + 1);
+      lane.earned = true;
     }
     if (lane.throttledSince !== null && lane.share >= lane.sharePeak) {
       lane.throttledSince = null;
@@ -168,7 +231,10 @@ export class Lanes {
 
   /** Jobs admitted with 'go' are taken back unstarted (a hold ending, a worker stopping). */
   unqueue(jobs: Job[]): void {
-    for (const job of jobs) this.lane(job.endpointId).queued--;
+    for (const job of jobs) {
+      this.lane(job.endpointId).queued--;
+      this.probing.delete(job);
+    }
   }
 
   /** Jobs waiting over their endpoints' shares that `take` wants back (removed from the lanes). */
@@ -205,8 +271,10 @@ export class Lanes {
    */
   private waitingRoom(lane: Lane, perfNow: number): number {
     const expected = this.expectedMs(lane, perfNow);
-    if (expected === 0) return 2 * lane.share;
-    return Math.min(2 * lane.share, Math.floor((lane.share * WAIT_BUDGET_MS) / expected));
+    const share = this.onProbation(lane, perfNow) ? 1 : lane.share;
+    const most = Math.max(2 * share, WAIT_UNKNOWN);
+    if (expected === 0) return most;
+    return Math.min(most, Math.floor((share * WAIT_BUDGET_MS) / expected));
   }
 
   /**
@@ -222,7 +290,7 @@ export class Lanes {
     const expected = Math.max(this.expectedMs(lane, perfNow), MIN_SPACING_MS);
     const oldest = lane.starts.length > 0 ? perfNow - lane.starts[0] : 0;
     const healthy = !lane.struggling && oldest < Math.max(4 * lane.latencyMs, SUSPECT_AFTER_MS);
-    const share = healthy ? this.settings.maxShare() : lane.share;
+    const share = healthy ? this.settings.maxShare() : this.onProbation(lane, perfNow) ? 1 : lane.share;
     lane.horizon = Math.max(lane.horizon, clockNow.getTime()) + Math.ceil(expected / share);
     return new Date(lane.horizon);
   }

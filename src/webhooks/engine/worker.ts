@@ -13,7 +13,7 @@ import { Dispatcher } from './dispatch.js';
 import { Faults } from './faults.js';
 import type { LocalWorker, WorkerLink } from './handoff.js';
 import type { Job, Outcome } from './job.js';
-import { Lanes, MAX_SHARE } from './lanes.js';
+import { Lanes, MAX_SHARE, PROBATION_PART } from './lanes.js';
 import { SendTimes } from './rate.js';
 import { OutcomeRecorder } from './recorder.js';
 import type { Sender } from './sender.js';
@@ -26,7 +26,7 @@ export interface WorkerDeps {
   clock: Clock;
   secrets: SecretBox;
   link: WorkerLink;
-  metrics: Pick<Metrics, 'attemptStarted' | 'attemptFinished' | 'autoDisabled'>;
+  metrics: Pick<Metrics, 'attemptStarted' | 'attemptFinished' | 'autoDisabled' | 'capacity'>;
   push?: Pick<PushQueue, 'kick'>;
   config: Pick<Config, 'retryScheduleMs' | 'leaseMs' | 'deliveryTimeoutMs' | 'pollIntervalMs' | 'workerConcurrency' | 'allowPrivateTargets'>;
 }
@@ -34,7 +34,7 @@ export interface WorkerDeps {
 export interface DeliveryWorkerOptions {
   /** Shared by the workers of a process (one connection pool); a worker without one makes its own. */
   sender?: Sender;
-  /** The most attempts in flight (default SVC_WORKER_CONCURRENCY); the capacity adapts below it. */
+  /** The most attempts in flight (default SVC_WORKER_CONCURRENCY); less only while the process is overloaded. */
   concurrency?: number;
   /** The process's load as the capacity reads it (tests give their own; default: this process's). */
   load?: () => Load;
@@ -44,8 +44,6 @@ export interface DeliveryWorkerOptions {
   onRecover?: (during: string, failures: number) => void;
 }
 
-/** The least capacity a worker keeps, however loaded the process. */
-const MIN_CAPACITY = 16;
 /** A handed-over row is attempted only while its lease outlasts the attempt by this much at least. */
 const LEASE_MARGIN_MS = 1_000;
 
@@ -91,10 +89,14 @@ export class DeliveryWorker implements LocalWorker {
     this.sender = options.sender ?? createSender(config);
     this.ownsSender = options.sender === undefined;
     this.load = options.load ? { read: options.load, stop: () => {} } : processLoad();
-    this.capacity = new Capacity({ min: MIN_CAPACITY, max: options.concurrency ?? config.workerConcurrency }, () => this.load.read());
+    this.capacity = new Capacity(options.concurrency ?? config.workerConcurrency, () => this.load.read(), (limit) => deps.metrics.capacity(this, limit));
     this.faults = new Faults(options.onError ?? (() => {}), options.onRecover ?? (() => {}));
     this.throttles = new Throttles(db, (error) => this.faults.failed(error, 'throttle'));
-    const lanes = new Lanes({ maxShare: () => Math.min(MAX_SHARE, this.capacity.limit), throttled: (id, throttle) => this.throttles.set(id, throttle) });
+    const lanes = new Lanes({
+      maxShare: () => Math.min(MAX_SHARE, this.capacity.limit),
+      probation: () => Math.max(1, Math.floor(this.capacity.limit * PROBATION_PART)),
+      throttled: (id, throttle) => this.throttles.set(id, throttle),
+    });
     const attemptDeps: AttemptDeps = { clock, secrets: deps.secrets, sender: this.sender, config, metrics: deps.metrics };
     this.dispatch = new Dispatcher(this.capacity, lanes, clock, {
       attempt: (job) => runAttempt(attemptDeps, job),
@@ -118,9 +120,10 @@ export class DeliveryWorker implements LocalWorker {
       gaveUp: () => this.claims.claimIfRoom(),
     });
     this.claims = new Claims(deps, this.faults, {
-      // Room for what the capacity allows plus two rounds waiting ahead, so that an attempt ending
-      // starts the next at once instead of waiting for a claim's round trip (held rows wait at most
-      // HOLD_MS: the hold's end frees those not started). Room reserved for hand-offs counts as taken.
+      // Room for two rounds of the attempts in flight waiting ahead, up to the capacity, so that an
+      // attempt ending starts the next at once instead of waiting for a claim's round trip (held rows
+      // wait at most HOLD_MS: the hold's end frees those not started). Room reserved for hand-offs
+      // counts as taken.
       room: () => (this.recordingLags() ? 0 : this.dispatch.room(2) - this.reserved),
       capacity: () => this.capacity.limit,
       busy: () => this.dispatch.busy(),
@@ -141,8 +144,9 @@ export class DeliveryWorker implements LocalWorker {
     this.running = true;
     this.dispatch.resume();
     this.adjusting = setInterval(() => {
-      this.dispatch.sweep();
-      this.capacity.adjust(this.dispatch.heldBack());
+      this.capacity.adjust();
+      this.dispatch.poll();
+      this.claims.claimIfRoom();
     }, ADJUST_MS);
     this.adjusting.unref();
     await this.claims.start(this);
@@ -169,6 +173,7 @@ export class DeliveryWorker implements LocalWorker {
     await this.recorder.flush(true, recordUntil);
     await this.throttles.flush();
     this.load.stop();
+    this.deps.metrics.capacity(this, null);
     if (this.ownsSender) await this.sender.close();
   }
 
