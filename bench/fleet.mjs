@@ -2,9 +2,9 @@
 // answer in 20-200 ms, 2% of them answer 500 and 1% never answer (one receiver process plays them
 // all, by path). Measured: how fast a backlog spread over the fleet is delivered, beside a raw undici
 // client posting the same signed bodies to the same fleet; then, under a steady load of events
-// through the API, the healthy receivers' change-to-arrival: at 500 deliveries/s (`fleet`), and at
-// 1,940 healthy deliveries/s (`fleetPeak`, 200 events/s to 10 endpoints each). The service runs on
-// its defaults.
+// through the API, the healthy receivers' change-to-arrival: at 500 deliveries/s (`fleet`), and from
+// a cold start at 1,940 healthy deliveries/s (`fleetPeak`, 200 events/s to 10 endpoints each) and at
+// 680 (`fleetMid`, 70 events/s). The service runs on its defaults.
 import { idTimePrefix } from '../dist/lib/ids.js';
 import { Pool } from 'undici';
 import { createOrganization, createWorkspace } from '../dist/admin/store.js';
@@ -16,19 +16,20 @@ import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/handoff.js';
 import { sign } from '../dist/webhooks/sign.js';
 import { round, sleep, startReceiver, steadyLoad } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
+import { capacityWatch } from './capacity.mjs';
 
 /** Seeded ids in the service's own time-ordered shape, which retention and id ranges rely on. */
 const EVT_IDS = idTimePrefix('evt', new Date());
 const WHD_IDS = idTimePrefix('whd', new Date());
 
-const WORKSPACES = 100;
-const PER_WORKSPACE = 10;
+export const WORKSPACES = 100;
+export const PER_WORKSPACE = 10;
 /** The raw client's connections: as many as a worker may have attempts in flight (SVC_WORKER_CONCURRENCY). */
 const CONCURRENCY = 512;
 const TIMEOUT_MS = 10_000;
 const LIVE_RATE = 50;
-const PEAK_RATE = 200;
-const WARMUP_SECONDS = 3;
+/** The first seconds after start, shown apart (they count in the target all the same). */
+const FIRST_SECONDS = 3;
 
 /** Endpoint n's receiver path: 1% never answer, 2% answer 500, the rest answer in 20-200 ms. */
 function pathOf(n) {
@@ -37,7 +38,7 @@ function pathOf(n) {
   return `/ok/${20 + ((n * 37) % 181)}`;
 }
 
-async function seedFleet(db, organizationId, receiverBase) {
+export async function seedFleet(db, organizationId, receiverBase) {
   const box = new SecretBox(Buffer.from(MASTER_KEY, 'hex'));
   const now = new Date();
   const workspaces = [];
@@ -55,8 +56,8 @@ async function seedFleet(db, organizationId, receiverBase) {
   return workspaces;
 }
 
-/** `rounds` events per workspace, each with a pending delivery due now for every endpoint of it. */
-async function seedSpread(db, workspaces, rounds) {
+/** `rounds` events per workspace, each with a pending delivery for every endpoint of it, due now (or at `due`). */
+export async function seedSpread(db, workspaces, rounds, due = null) {
   const ids = workspaces.map((w) => w.id);
   await db.query(
     `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
@@ -67,9 +68,11 @@ async function seedSpread(db, workspaces, rounds) {
   );
   await db.query(
     `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
-     SELECT '${WHD_IDS}' || substr(md5(ev.id || e.id), 1, 16), ev.workspace_id, e.id, ev.id, 'product.created', 'pending', 0, date_trunc('milliseconds', now()), date_trunc('milliseconds', now())
+     SELECT '${WHD_IDS}' || substr(md5(ev.id || e.id), 1, 16), ev.workspace_id, e.id, ev.id, 'product.created', 'pending', 0,
+            coalesce($1::timestamptz, date_trunc('milliseconds', now())), date_trunc('milliseconds', now())
        FROM events ev JOIN webhook_endpoints e ON e.workspace_id = ev.workspace_id AND e.deleted_at IS NULL
       WHERE ev.id LIKE '${EVT_IDS}%'`,
+    [due],
   );
   return db.query(
     `SELECT d.id, d.endpoint_id, ev.body FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id ORDER BY d.created_at, d.id`,
@@ -81,7 +84,7 @@ async function seedSpread(db, workspaces, rounds) {
  * CONCURRENCY connections and the service's time-out, in the same order; timed until the last
  * healthy receiver has its delivery.
  */
-async function rawFleet(receiverBase, endpoints, rows) {
+export async function rawFleet(receiverBase, endpoints, rows) {
   const pool = new Pool(receiverBase, { connections: CONCURRENCY, pipelining: 1, headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS });
   let next = 0;
   let healthyDone = 0;
@@ -195,41 +198,53 @@ export async function fleet(target, seeded, { deliveries }) {
 }
 
 /**
- * The fleet under 200 products/s, one per workspace in turn, each to its workspace's 10 endpoints:
- * 2,000 deliveries/s, 1,940 of them to healthy receivers. Every healthy delivery must arrive during
- * the load, with p99 change-to-arrival within 200 ms. The first seconds after start are run apart.
+ * The fleet under `rate` products/s from a cold start, one per workspace in turn, each to its
+ * workspace's 10 endpoints (at 200/s: 2,000 deliveries/s, 1,940 of them to healthy receivers).
+ * Counted from the first request after the service started: every healthy delivery must arrive
+ * during the load, with p99 change-to-arrival within `targetMs`. The first seconds are also shown
+ * apart.
  */
-export async function fleetPeak(target, seeded, { duration }) {
-  const receiver = await startReceiver('fleet');
-  const org = await createOrganization(seeded.db, { slug: `peak-${Date.now()}`, name: 'Fleet' }, new Date());
-  const workspaces = await seedFleet(seeded.db, org.id, receiver.base);
-  await settle(seeded.db);
-  const service = await startService(target, { SVC_POLL_INTERVAL: '1h' });
-  try {
-    const keys = workspaces.map((w) => w.apiKey);
-    const warmup = await steadyLoad(service.url, keys, PEAK_RATE, WARMUP_SECONDS);
-    await sleep(1500);
-    await receiver.reset();
-    const seconds = Math.max(duration, 10);
-    const load = await steadyLoad(service.url, keys, PEAK_RATE, seconds);
-    await sleep(1500);
-    const live = await receiver.stats();
-    if (load.failed + warmup.failed > 0) throw new Error(`fleet peak: ${load.failed + warmup.failed} requests failed`);
-    // Event i went to workspace i mod 100: the healthy deliveries expected, workspace by workspace.
-    const events = Math.round(PEAK_RATE * seconds);
-    const expected = workspaces.reduce((sum, w, i) => sum + Math.ceil((events - i) / WORKSPACES) * w.endpoints.filter((e) => e.healthy).length, 0);
-    const offered = Math.round((expected / events) * PEAK_RATE);
-    return {
-      name: `Realistic fleet at peak (${PEAK_RATE} events/s to ${WORKSPACES * PER_WORKSPACE} endpoints: ${offered} healthy deliveries/s offered, on the defaults)`,
-      value: live.p99,
-      unit: 'ms p99',
-      extra: `healthy change-to-arrival p50 ${live.p50} ms, p95 ${live.p95} ms, max ${live.max} ms; ${live.samples} of ${expected} healthy deliveries arrived during the load and 1.5 s after; achieved ${Math.round(load.achieved)} events/s`,
-      target: 'all arrive, p99 <= 200 ms',
-      pass: live.samples >= expected && live.p99 !== null && live.p99 <= 200,
-      peakRssMb: service.peakRssMb(),
-    };
-  } finally {
-    await service.stop();
-    await receiver.stop();
-  }
+function peakAt(rate, targetMs) {
+  return async function (target, seeded, { duration }) {
+    const receiver = await startReceiver('fleet');
+    const org = await createOrganization(seeded.db, { slug: `peak-${Date.now()}`, name: 'Fleet' }, new Date());
+    const workspaces = await seedFleet(seeded.db, org.id, receiver.base);
+    await settle(seeded.db);
+    const capacity = await capacityWatch();
+    const service = await startService(target, { SVC_POLL_INTERVAL: '1h', ...capacity.env });
+    try {
+      capacity.start();
+      const keys = workspaces.map((w) => w.apiKey);
+      const seconds = Math.max(duration, 10);
+      const loading = steadyLoad(service.url, keys, rate, seconds);
+      await sleep(FIRST_SECONDS * 1000);
+      const first = await receiver.stats();
+      const load = await loading;
+      await sleep(1500);
+      const live = await receiver.stats();
+      if (load.failed > 0) throw new Error(`fleet at ${rate}/s: ${load.failed} requests failed`);
+      // Event i went to workspace i mod 100: the healthy deliveries expected, workspace by workspace.
+      const events = Math.round(rate * seconds);
+      const expected = workspaces.reduce((sum, w, i) => sum + Math.ceil((events - i) / WORKSPACES) * w.endpoints.filter((e) => e.healthy).length, 0);
+      const offered = Math.round((expected / events) * rate);
+      return {
+        name: `Realistic fleet from a cold start (${rate} events/s to ${WORKSPACES * PER_WORKSPACE} endpoints: ${offered} healthy deliveries/s offered, on the defaults, counted from the first request)`,
+        value: live.p99,
+        unit: 'ms p99',
+        extra: `healthy change-to-arrival p50 ${live.p50} ms, p95 ${live.p95} ms, max ${live.max} ms; first ${FIRST_SECONDS} s: p99 ${first.p99} ms, max ${first.max} ms; ${live.samples} of ${expected} healthy deliveries arrived during the load and 1.5 s after; achieved ${Math.round(load.achieved)} events/s; ${capacity.stop()}`,
+        target: `all arrive, p99 <= ${targetMs} ms`,
+        pass: live.samples >= expected && live.p99 !== null && live.p99 <= targetMs,
+        peakRssMb: service.peakRssMb(),
+      };
+    } finally {
+      capacity.stop();
+      await service.stop();
+      await receiver.stop();
+    }
+  };
 }
+
+export const fleetPeak = peakAt(200, 200);
+Object.defineProperty(fleetPeak, 'name', { value: 'fleetPeak' });
+export const fleetMid = peakAt(70, 100);
+Object.defineProperty(fleetMid, 'name', { value: 'fleetMid' });

@@ -1,7 +1,7 @@
 // Scenario: a healthy endpoint at 100 events/s beside endpoints whose receivers never answer, each
 // with a backlog of a thousand deliveries (and one more with every event): the healthy endpoint's
 // change-to-arrival, with 0, 1 and 10 such neighbours, each phase on a freshly started service
-// (PostgreSQL).
+// (PostgreSQL), counted from the first request after its start (the first seconds are also shown apart).
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { round, seedBacklog, sleep, startReceiver, steadyLoad } from './lib.mjs';
@@ -9,7 +9,8 @@ import { MASTER_KEY, settle, startService } from './service.mjs';
 
 const RATE = 100;
 const BACKLOG = 1_000;
-const WARMUP_SECONDS = 5;
+/** The first seconds after start, shown apart (they count in the target all the same). */
+const FIRST_SECONDS = 5;
 
 /** One phase: `hanging` silent endpoints with their backlogs, the service started, warmed up, measured. */
 async function phase(target, seeded, healthy, silent, hanging, duration) {
@@ -28,15 +29,15 @@ async function phase(target, seeded, healthy, silent, hanging, duration) {
   const service = await startService(target);
   try {
     await healthy.reset();
-    const warm = await steadyLoad(service.url, seeded.apiKey, RATE, WARMUP_SECONDS);
-    await sleep(500);
-    const cold = await healthy.stats();
-    await healthy.reset();
-    const load = await steadyLoad(service.url, seeded.apiKey, RATE, duration);
+    const seconds = Math.max(duration, 10);
+    const loading = steadyLoad(service.url, seeded.apiKey, RATE, seconds);
+    await sleep(FIRST_SECONDS * 1000);
+    const first = await healthy.stats();
+    const load = await loading;
     await sleep(1000);
     const stats = await healthy.stats();
-    if (warm.failed + load.failed > 0) throw new Error(`noisy neighbour: ${warm.failed + load.failed} requests failed`);
-    return { hanging, p50: stats.p50, p99: stats.p99, max: stats.max, samples: stats.samples, expected: Math.round(RATE * duration), coldP99: cold.p99, rss: service.peakRssMb() };
+    if (load.failed > 0) throw new Error(`noisy neighbour: ${load.failed} requests failed`);
+    return { hanging, p50: stats.p50, p99: stats.p99, max: stats.max, samples: stats.samples, expected: Math.round(RATE * seconds), firstP99: first.p99, rss: service.peakRssMb() };
   } finally {
     await service.stop();
   }
@@ -53,9 +54,9 @@ export async function noisyNeighbour(target, seeded, { duration }) {
     await healthy.stop();
   }
   const worst = phases.at(-1);
-  const describe = (p) => `${p.hanging} hanging: p50 ${p.p50} ms, p99 ${p.p99} ms, max ${p.max} ms, ${p.samples}/${p.expected} arrived (first ${WARMUP_SECONDS} s: p99 ${p.coldP99} ms)`;
+  const describe = (p) => `${p.hanging} hanging: p50 ${p.p50} ms, p99 ${p.p99} ms, max ${p.max} ms, ${p.samples}/${p.expected} arrived (first ${FIRST_SECONDS} s: p99 ${p.firstP99} ms)`;
   return {
-    name: `Noisy neighbour: healthy endpoint at ${RATE} events/s beside endpoints that never answer (backlog ${BACKLOG.toLocaleString('en')} each)`,
+    name: `Noisy neighbour: healthy endpoint at ${RATE} events/s beside endpoints that never answer (backlog ${BACKLOG.toLocaleString('en')} each), counted from the start`,
     value: worst.p99,
     unit: `ms p99 with ${worst.hanging} hanging`,
     p99Ms: worst.p99,

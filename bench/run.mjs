@@ -11,7 +11,8 @@ import { deepPage } from './deep-page.mjs';
 import { delivery, orderedDelivery } from './delivery.mjs';
 import { destinations } from './destinations.mjs';
 import { embeddedDefault } from './embedded.mjs';
-import { fleet, fleetPeak } from './fleet.mjs';
+import { burst } from './burst.mjs';
+import { fleet, fleetMid, fleetPeak } from './fleet.mjs';
 import { ingest } from './ingest.mjs';
 import { latency } from './latency.mjs';
 import { noisyNeighbour } from './noisy-neighbour.mjs';
@@ -105,6 +106,8 @@ const SCENARIOS = [
   ['postgres', noisyNeighbour],
   ['postgres', fleet],
   ['postgres', fleetPeak],
+  ['postgres', fleetMid],
+  ['postgres', burst],
   ['postgres', deepPage],
   ['postgres', stream],
   ['postgres', scale],
