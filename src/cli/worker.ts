@@ -14,7 +14,7 @@ import { exitAfter, recordUntil, stopDeadlineMs, stopSignals } from './signals.j
 
 export const WORKER_HELP = `svc worker
   Runs webhook delivery workers only, without the HTTP API: SVC_WORKERS loops (at least one), each
-  with a capacity that adapts to the process's load, up to SVC_WORKER_CONCURRENCY attempts. Start any number of them, on any machines, against one
+  with up to SVC_WORKER_CONCURRENCY attempts in flight (fewer while the process is overloaded). Start any number of them, on any machines, against one
   PostgreSQL (DATABASE_URL); they share the work and take over rows of a worker that died after
   SVC_LEASE. With SVC_METRICS_PORT, GET /healthz, /readyz and /metrics answer on HOST at that port.
   Retention (SVC_RETENTION), the clean-up of expired idempotency keys, bulk webhook recoveries, the

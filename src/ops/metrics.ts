@@ -5,7 +5,7 @@ import { withDeadline } from '../lib/deadline.js';
 /** How an HTTP attempt at a receiver ended; a closed list, so the label stays small. */
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error';
 
-/** What an attempt reports: the sender's result (engine/sender.ts SendResult) has these fields. */
+/** What an attempt reports: the sender's result (destinations/sender.ts SendResult) has these fields. */
 export interface AttemptResult {
   ok: boolean;
   status: number | null;

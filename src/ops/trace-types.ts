@@ -23,13 +23,9 @@ export interface AttemptSubject {
 }
 
 /** What an attempt came to, as its span records it. */
-export interface AttemptResult {
-  attempted: boolean;
-  status: string;
-  responseStatus: number | null;
-  responseTimeMs: number | null;
-  error: string | null;
-}
+export type AttemptResult =
+  | { kind: 'deferred' | 'disabled'; status: string }
+  | { kind: 'attempted'; status: string; responseStatus: number | null; responseTimeMs: number | null; error: string | null };
 
 /** The SDK's side, loaded only when tracing is on (tracing/sdk.ts). */
 export interface Tracing {

@@ -110,7 +110,7 @@ describe.skipIf(missing('nats'))('NATS JetStream destination', () => {
       expect(amqp.statusCode).toBe(400);
       // One that got in anyway (a name re-pointed later) is refused when connecting.
       const { Destinations } = await import('../../src/webhooks/destinations/destinations.js');
-      const { HttpSender } = await import('../../src/webhooks/engine/sender.js');
+      const { HttpSender } = await import('../../src/webhooks/destinations/sender.js');
       const sender = new Destinations(new HttpSender({ timeoutMs: 1000, allowPrivateTargets: false }), { timeoutMs: 1000, allowPrivateTargets: false, idleMs: 1000 });
       try {
         const request = { headers: { 'webhook-id': 'whd_x', 'webhook-timestamp': '1', 'content-type': 'application/json' }, body: '{}', eventType: 'product.created' };

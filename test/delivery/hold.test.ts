@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
-import { runAttempt, type Outcome } from '../../src/webhooks/engine/attempt.js';
+import { runAttempt } from '../../src/webhooks/engine/attempt.js';
 import { claimLocked } from '../../src/webhooks/engine/claim.js';
 import { HOLD_MS, Hold } from '../../src/webhooks/engine/hold.js';
-import type { Job, RowLock } from '../../src/webhooks/engine/job.js';
+import type { Job, Outcome, Holding } from '../../src/webhooks/engine/job.js';
 import { recordOutcomes, writeHeldOutcomes } from '../../src/webhooks/engine/outcome.js';
 import { createSender } from '../../src/webhooks/destinations/destinations.js';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
@@ -24,8 +24,8 @@ function backendsOfOpenTransactions(t: TestApp): number[] {
   return pids;
 }
 
-/** A lock that writes nothing, for claims made by hand. */
-const NO_LOCK: RowLock = { finish() {}, drop() {} };
+/** A hold that writes nothing, for claims made by hand. */
+const NO_LOCK: Holding = { finish() {}, drop() {} };
 
 describe('holds: claims under row locks', () => {
   const cleanup: (() => Promise<void>)[] = [];
@@ -173,19 +173,20 @@ describe('holds: claims under row locks', () => {
   it('claims the rows a hold gave back again at once, not at the next poll', async () => {
     const { t, receiver, endpointId } = await setup({ pollIntervalMs: 3_600_000 }, () => ({ hang: true }));
     for (let i = 0; i < 3; i++) await createProduct(t, `Hat ${i}`);
-    // A capacity of two: the claim takes all three rows, fewer than it had room for; one waits.
+    // The claim takes all three rows, fewer than it had room for; the endpoint, never heard from,
+    // gets one probe and the others wait.
     const worker = started(t, 2);
     await worker.start();
-    await receiver.waitFor(2);
-    // The hold ends: the two attempts go on under leases, the row not started is given back, taken
-    // again at once and, its endpoint hanging, deferred for a moment.
+    await receiver.waitFor(1);
+    // The hold ends: the probe goes on under a lease, the rows not started are given back, taken
+    // again at once and, their endpoint hanging, deferred.
     await eventually(async () => (await deliveriesOf(t, endpointId)).filter((r) => r.next_attempt_at!.getTime() > r.created_at.getTime()).length === 3, HOLD_MS * 10);
 
     receiver.respond(() => ({ status: 200 }));
     receiver.release({ status: 200 });
-    await eventually(async () => (await deliveriesOf(t, endpointId)).every((r) => r.status === 'success'), 5_000);
+    await eventually(async () => (await deliveriesOf(t, endpointId)).every((r) => r.status === 'success'), 20_000);
     expect(receiver.requests).toHaveLength(3);
-  });
+  }, 40_000);
 
   it('claims a full round at a time while busy, not the room each finished attempt leaves', async () => {
     // Answers staggered over 5-50 ms, so requests finish one by one.

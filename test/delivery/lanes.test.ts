@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Job, Outcome } from '../../src/webhooks/engine/job.js';
+import type { Attempted, Job, Outcome } from '../../src/webhooks/engine/job.js';
 import { INITIAL_SHARE, Lanes, type Throttle } from '../../src/webhooks/engine/lanes.js';
 
 const job = (i: number, endpointId = 'whe_1') => ({ id: `whd_${endpointId}_${i}`, endpointId, endpointThrottled: false }) as unknown as Job;
-const outcome = (fields: Partial<Outcome>) =>
-  ({ attempted: true, status: 'success', responseStatus: 200, timedOut: false, attemptedAt: new Date(), ...fields }) as Outcome;
+const outcome = (fields: Partial<Attempted>) =>
+  ({ kind: 'attempted', status: 'success', responseStatus: 200, timedOut: false, attemptedAt: new Date(), ...fields }) as Outcome;
 
 function lanesOf(probation = 8) {
   const throttles: (Throttle | null)[] = [];
@@ -15,7 +15,7 @@ function lanesOf(probation = 8) {
 
 /** Admits and starts `jobs` at `at` (performance.now() as the lanes see it); returns those that went. */
 function offer(lanes: Lanes, jobs: Job[], at: number): Job[] {
-  const went = jobs.filter((j) => lanes.admit(j, new Date(), at) === 'go');
+  const went = jobs.filter((j) => lanes.offer(j, new Date(), at) === 'go');
   for (const j of went) lanes.started(j, at);
   return went;
 }

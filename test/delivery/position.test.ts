@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimLocked } from '../../src/webhooks/engine/claim.js';
 import { Hold } from '../../src/webhooks/engine/hold.js';
-import type { Job, RowLock } from '../../src/webhooks/engine/job.js';
+import type { Job, Holding } from '../../src/webhooks/engine/job.js';
 import { ClaimPosition, POSITION_MS } from '../../src/webhooks/engine/position.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct } from '../helpers/delivery.js';
 
-const NO_LOCK: RowLock = { finish() {}, drop() {} };
+const NO_LOCK: Holding = { finish() {}, drop() {} };
 const job = (id: string, dueMs: number) => ({ id, mark: new Date(dueMs) }) as Job;
 
 describe('claim position', () => {

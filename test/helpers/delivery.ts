@@ -92,7 +92,7 @@ export async function leaseDue(t: TestApp, now: Date, limit = 10): Promise<Job[]
   return t.ctx.db.tx(async (q) => {
     const jobs = await claimLocked(q, { finish() {}, drop() {} }, now, limit);
     if (jobs.length > 0) await q.query('UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::text[])', [jobs.map((j) => j.id), lease]);
-    return jobs.map((job) => ({ ...job, mark: lease, lock: null }));
+    return jobs.map((job) => ({ ...job, mark: lease, hold: null }));
   });
 }
 

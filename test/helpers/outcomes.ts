@@ -6,12 +6,12 @@ import type { Outcome } from '../../src/webhooks/engine/job.js';
  */
 export function successOf(row: { id: string; attempt: number; next_attempt_at: Date }, endpointId: string, at: Date): Outcome {
   return {
+    kind: 'attempted',
     id: row.id,
     endpointId,
     endpointFailures: 0,
     claimedAttempt: row.attempt,
     mark: row.next_attempt_at,
-    attempted: true,
     status: 'success',
     nextAttemptAt: null,
     attemptedAt: at,

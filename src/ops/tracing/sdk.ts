@@ -115,9 +115,9 @@ class SdkTracing implements Tracing {
       try {
         const outcome = await run(job.propagateTrace ? traceparentOf(span.spanContext()) : null);
         span.setAttribute('svc.outcome', outcome.status);
-        if (outcome.responseStatus !== null) span.setAttribute('http.response.status_code', outcome.responseStatus);
-        if (outcome.responseTimeMs !== null) span.setAttribute('svc.response_time_ms', outcome.responseTimeMs);
-        if (outcome.attempted && outcome.status !== 'success') failSpan(span, Object.assign(new Error(outcome.error ?? 'attempt failed'), { name: 'AttemptFailed' }));
+        if (outcome.kind === 'attempted' && outcome.responseStatus !== null) span.setAttribute('http.response.status_code', outcome.responseStatus);
+        if (outcome.kind === 'attempted' && outcome.responseTimeMs !== null) span.setAttribute('svc.response_time_ms', outcome.responseTimeMs);
+        if (outcome.kind === 'attempted' && outcome.status !== 'success') failSpan(span, Object.assign(new Error(outcome.error ?? 'attempt failed'), { name: 'AttemptFailed' }));
         return outcome;
       } catch (error) {
         failSpan(span, error);

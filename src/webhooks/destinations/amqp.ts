@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { connect, type ChannelModel, type ConfirmChannel, type Message } from 'amqplib';
-import { guardedLookup } from '../engine/ssrf.js';
-import type { SendRequest, SendResult, Sender } from '../engine/sender.js';
+import { guardedLookup } from './ssrf.js';
+import type { SendRequest, SendResult, Sender } from './sender.js';
 import { Connections } from './connections.js';
 import { brokerError, brokerHeaders, refusedLiteral, type BrokerOptions } from './message.js';
 

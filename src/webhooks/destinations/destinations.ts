@@ -1,5 +1,5 @@
 import { kindOf, type DestinationKind } from '../endpoints/destination.js';
-import { HttpSender, type SendRequest, type SendResult, type Sender } from '../engine/sender.js';
+import { HttpSender, type SendRequest, type SendResult, type Sender } from './sender.js';
 import { AmqpSender } from './amqp.js';
 import type { BrokerOptions } from './message.js';
 import { NatsSender } from './nats.js';

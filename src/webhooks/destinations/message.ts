@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { RefusedAddressError, classifyAddress } from '../engine/ssrf.js';
-import type { SendRequest } from '../engine/sender.js';
+import { RefusedAddressError, classifyAddress } from './ssrf.js';
+import type { SendRequest } from './sender.js';
 
 /** What a broker destination is built with, from the service's settings. */
 export interface BrokerOptions {

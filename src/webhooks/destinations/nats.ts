@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { connect, headers as natsHeaders, type ConnectionOptions, type JetStreamClient, type NatsConnection } from 'nats';
-import type { SendRequest, SendResult, Sender } from '../engine/sender.js';
+import type { SendRequest, SendResult, Sender } from './sender.js';
 import { Connections } from './connections.js';
 import { brokerError, brokerHeaders, refusedHost, type BrokerOptions } from './message.js';
 

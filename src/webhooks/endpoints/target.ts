@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { validation } from '../../http/errors.js';
-import { classifyAddress } from '../engine/ssrf.js';
+import { classifyAddress } from '../destinations/ssrf.js';
 import { REDACTED, kindOfProtocol } from './destination.js';
 
 /** How long creating or changing an endpoint waits for its host's addresses. */
@@ -30,7 +30,7 @@ async function addressesOf(host: string): Promise<string[]> {
 /**
  * Refuses, at creation or change, an endpoint URL the sender would refuse on every attempt: a host
  * that is, or resolves only to, a loopback, private, link-local or other non-public address
- * (engine/ssrf.ts decides which). A name that does not resolve (yet) is accepted, as Svix does:
+ * (destinations/ssrf.ts decides which). A name that does not resolve (yet) is accepted, as Svix does:
  * DNS may be down for a moment or the record made later, and the sender checks the address it
  * connects to on every attempt anyway. With SVC_ALLOW_PRIVATE_TARGETS nothing is checked.
  */

@@ -6,11 +6,9 @@ import { tracing } from '../../ops/trace.js';
 import { signingSecrets } from '../endpoints/store.js';
 import { sign } from '../sign.js';
 import { extraHeaders, type ExtraHeaders } from './extra-headers.js';
-import type { Job, Outcome } from './job.js';
-
-export type { Outcome } from './job.js';
+import type { Attempted, Deferred, Disabled, Job, Outcome } from './job.js';
 import { afterFailure, retryAfterMs } from './schedule.js';
-import type { SendResult, Sender } from './sender.js';
+import type { SendResult, Sender } from '../destinations/sender.js';
 
 export const USER_AGENT = 'svc-webhooks/1.0';
 /** Every delivery's body is the event's JSON. */
@@ -47,26 +45,27 @@ interface LoggedRequest {
 }
 
 /**
- * Every outcome is built here, with the same fields in the same order: one object shape for the hot
- * path (spreading partial objects over each other made each outcome a slow dictionary object).
+ * Every outcome is built here, each kind with the same fields in the same order: one object shape
+ * per kind for the hot path (spreading partial objects over each other made each outcome a slow
+ * dictionary object).
  */
-function outcomeOf(
+function attempted(
   job: Job,
   attemptedAt: Date,
-  result: Pick<Outcome, 'attempted' | 'status' | 'nextAttemptAt' | 'error'>,
+  result: Pick<Attempted, 'status' | 'nextAttemptAt' | 'error'>,
   request: LoggedRequest | null = null,
   response: SendResult | null = null,
-): Outcome {
+): Attempted {
   return {
+    kind: 'attempted',
     id: job.id,
     endpointId: job.endpointId,
     endpointFailures: job.endpointFailures,
     claimedAttempt: job.attempt,
     mark: job.mark,
-    attempted: result.attempted,
+    attemptedAt,
     status: result.status,
     nextAttemptAt: result.nextAttemptAt,
-    attemptedAt,
     error: result.error,
     responseStatus: response ? response.status : null,
     responseTimeMs: response ? response.timeMs : null,
@@ -79,8 +78,32 @@ function outcomeOf(
 }
 
 /** A job put off without an attempt, due again at `until` (its endpoint busy or rate limited). */
-export function deferred(job: Job, until: Date, now: Date): Outcome {
-  return outcomeOf(job, now, { attempted: false, status: 'pending', nextAttemptAt: until, error: null });
+export function deferred(job: Job, until: Date, now: Date): Deferred {
+  return {
+    kind: 'deferred',
+    id: job.id,
+    endpointId: job.endpointId,
+    endpointFailures: job.endpointFailures,
+    claimedAttempt: job.attempt,
+    mark: job.mark,
+    attemptedAt: now,
+    status: 'pending',
+    nextAttemptAt: until,
+  };
+}
+
+/** A job whose endpoint is no longer active: no request, the row ends disabled. */
+function disabled(job: Job, now: Date): Disabled {
+  return {
+    kind: 'disabled',
+    id: job.id,
+    endpointId: job.endpointId,
+    endpointFailures: job.endpointFailures,
+    claimedAttempt: job.attempt,
+    mark: job.mark,
+    attemptedAt: now,
+    status: 'disabled',
+  };
 }
 
 /**
@@ -96,26 +119,26 @@ export function runAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> {
 
 async function attempt(deps: AttemptDeps, job: Job, traceparent: string | null): Promise<Outcome> {
   const attemptedAt = deps.clock.now();
-  if (!job.endpointActive) return outcomeOf(job, attemptedAt, { attempted: false, status: 'disabled', nextAttemptAt: null, error: null });
+  if (!job.endpointActive) return disabled(job, attemptedAt);
 
-  const failed = (error: string, request: LoggedRequest | null = null, response: SendResult | null = null): Outcome => {
+  const failed = (error: string, request: LoggedRequest | null = null, response: SendResult | null = null): Attempted => {
     const wait = response ? retryAfterMs(response.status, response.headers, attemptedAt) : null;
     const next = afterFailure(deps.config.retryScheduleMs, job.attempt + 1, attemptedAt, wait);
-    return outcomeOf(job, attemptedAt, { attempted: true, status: next.status, nextAttemptAt: next.nextAttemptAt, error }, request, response);
+    return attempted(job, attemptedAt, { status: next.status, nextAttemptAt: next.nextAttemptAt, error }, request, response);
   };
 
   if (job.body === null) return failed('the event of this delivery no longer exists');
   let headers: Record<string, string>;
   try {
-    headers = deliveryHeaders(signingSecrets(deps.secrets, job, attemptedAt), job.id, attemptedAt, job.body);
+    headers = deliveryHeaders(signingSecrets(deps.secrets, { secret_enc: job.secretEnc, previous_secret_enc: job.previousSecretEnc, previous_secret_expires_at: job.previousSecretExpiresAt }, attemptedAt), job.id, attemptedAt, job.body);
   } catch {
     return failed('the signing secret cannot be decrypted: check SVC_MASTER_KEY');
   }
   const logged: LoggedRequest = { signature: headers['webhook-signature'], extra: null };
-  if (job.headers_enc !== null) {
+  if (job.headersEnc !== null) {
     let extra: ExtraHeaders;
     try {
-      extra = extraHeaders(deps.secrets, job.headers_enc);
+      extra = extraHeaders(deps.secrets, job.headersEnc);
     } catch {
       return failed("the endpoint's headers cannot be decrypted: check SVC_MASTER_KEY");
     }
@@ -125,9 +148,9 @@ async function attempt(deps: AttemptDeps, job: Job, traceparent: string | null):
   if (traceparent !== null) headers.traceparent = traceparent;
 
   let url = job.url;
-  if (job.url_enc !== null) {
+  if (job.urlEnc !== null) {
     try {
-      url = deps.secrets.decrypt(job.url_enc);
+      url = deps.secrets.decrypt(job.urlEnc);
     } catch {
       return failed("the endpoint's URL credentials cannot be decrypted: check SVC_MASTER_KEY", logged);
     }
@@ -137,6 +160,6 @@ async function attempt(deps: AttemptDeps, job: Job, traceparent: string | null):
   deps.metrics.attemptStarted();
   const result = await deps.sender.send({ url, headers, body: job.body, eventType: job.eventType, route });
   deps.metrics.attemptFinished(result);
-  if (result.ok) return outcomeOf(job, attemptedAt, { attempted: true, status: 'success', nextAttemptAt: null, error: null }, logged, result);
+  if (result.ok) return attempted(job, attemptedAt, { status: 'success', nextAttemptAt: null, error: null }, logged, result);
   return failed(result.error ?? `HTTP ${result.status}`, logged, result);
 }

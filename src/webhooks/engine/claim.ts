@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import { toIso } from '../../lib/iso.js';
-import type { Job, RowLock } from './job.js';
+import { jobOf, type Job, type JobRow, type Holding } from './job.js';
 import type { DuePosition } from './position.js';
 
 /**
@@ -11,29 +11,12 @@ import type { DuePosition } from './position.js';
  */
 export const MARK_OF_ROW = `date_trunc('milliseconds', d.next_attempt_at)`;
 
-interface ClaimRow {
-  id: string;
-  workspace_id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
+interface ClaimRow extends JobRow {
   attempt: number;
   due: Date;
   body: string | null;
   trace_context: string | null;
-  url: string;
-  url_enc: string | null;
-  exchange: string | null;
-  routing_key: string | null;
-  subject: string | null;
-  propagate_trace: boolean;
   endpoint_active: boolean;
-  consecutive_failures: number;
-  endpoint_throttled: boolean;
-  rate_limit: number | null;
-  headers_enc: string | null;
-  secret_enc: string;
-  previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
 }
 
@@ -80,7 +63,7 @@ const inOrder = (row: string) => `(${row}.ordering_key IS NULL OR NOT EXISTS (
  * the MATERIALIZED CTE locks each row exactly once and returns its newest version. With `after`,
  * only rows after that place in the due order are looked at (position.ts).
  */
-export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit: number, after: DuePosition | null = null): Promise<Job[]> {
+export async function claimLocked(tx: Queryable, hold: Holding, now: Date, limit: number, after: DuePosition | null = null): Promise<Job[]> {
   const rows = await tx.query<ClaimRow>(
     `WITH c AS MATERIALIZED (
        SELECT id, workspace_id, endpoint_id, event_id, event_type, payload, attempt, ${MARK_OF_ROW} AS due
@@ -93,36 +76,7 @@ export async function claimLocked(tx: Queryable, lock: RowLock, now: Date, limit
      ${SEND_WITH}`,
     [now, limit, after ? after.due : '-infinity', after ? after.id : ''],
   );
-  return rows.map((r) => jobOf(r, r.due, lock));
-}
-
-function jobOf(r: ClaimRow, mark: Date, lock: RowLock): Job {
-  return {
-    id: r.id,
-    workspaceId: r.workspace_id,
-    endpointId: r.endpoint_id,
-    eventId: r.event_id,
-    eventType: r.event_type,
-    attempt: r.attempt,
-    mark,
-    lock,
-    body: r.body,
-    trace: r.trace_context,
-    url: r.url,
-    url_enc: r.url_enc,
-    exchange: r.exchange,
-    routingKey: r.routing_key,
-    subject: r.subject,
-    propagateTrace: r.propagate_trace,
-    endpointActive: r.endpoint_active,
-    endpointFailures: r.consecutive_failures,
-    endpointThrottled: r.endpoint_throttled,
-    rateLimit: r.rate_limit,
-    headers_enc: r.headers_enc,
-    secret_enc: r.secret_enc,
-    previous_secret_enc: r.previous_secret_enc,
-    previous_secret_expires_at: r.previous_secret_expires_at,
-  };
+  return rows.map((r) => jobOf(r, { attempt: r.attempt, mark: r.due, hold, endpointActive: r.endpoint_active, body: r.body, trace: r.trace_context }));
 }
 
 /**

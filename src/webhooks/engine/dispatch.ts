@@ -40,17 +40,17 @@ export class Dispatcher {
   ) {}
 
   /** Takes a job: starts it, queues it, lets it wait on its lane, or defers it (to `notBefore` at the earliest). */
-  admit(job: Job, notBefore: Date | null): void {
+  place(job: Job, notBefore: Date | null): void {
     const now = this.clock.now();
     if (notBefore && notBefore.getTime() > now.getTime()) return this.hooks.finish(job, deferred(job, notBefore, now));
     // A job of an inactive endpoint makes no request: it passes no lane.
-    const admission = job.endpointActive ? this.lanes.admit(job, now, performance.now()) : 'go';
-    if (admission === 'wait') return;
-    if (admission === 'go') {
+    const turn = job.endpointActive ? this.lanes.offer(job, now, performance.now()) : 'go';
+    if (turn === 'wait') return;
+    if (turn === 'go') {
       this.ready.push(job);
       return this.startReady();
     }
-    this.hooks.finish(job, deferred(job, admission.deferUntil, now));
+    this.hooks.finish(job, deferred(job, turn.deferUntil, now));
   }
 
   /**

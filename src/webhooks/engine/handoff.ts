@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { channelSql } from '../../db/channels.js';
 import type { Db } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Job } from './job.js';
+import { jobOf, type Job, type JobRow } from './job.js';
 
 /** The channel writes NOTIFY when they commit deliveries due now, and workers LISTEN on; named per schema (db/channels.ts). */
 export const DELIVERY_CHANNEL = 'webhook_deliveries';
@@ -26,26 +26,7 @@ export interface FanOutResult {
 }
 
 /** A delivery a write inserted already leased for a worker of its process, as the fan-out returns it. */
-export interface HandedRow {
-  id: string;
-  workspace_id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  url: string;
-  url_enc: string | null;
-  exchange: string | null;
-  routing_key: string | null;
-  subject: string | null;
-  propagate_trace: boolean;
-  consecutive_failures: number;
-  endpoint_throttled: boolean;
-  rate_limit: number | null;
-  headers_enc: string | null;
-  secret_enc: string;
-  previous_secret_enc: string | null;
-  previous_secret_expires_at: string | null;
-}
+export type HandedRow = JobRow;
 
 /** An event as the write gave it to the statement (outbox.ts): the text it is sent as, and its trace when one is kept. */
 export interface WrittenEvent {
@@ -87,7 +68,10 @@ export class HandOff {
     if (this.done) return;
     this.done = true;
     this.worker.receive(
-      rows.map((row) => handedJob(row, this.lease, eventOf(row.event_id))),
+      rows.map((row) => {
+        const event = eventOf(row.event_id);
+        return jobOf(row, { attempt: 0, mark: this.lease, hold: null, endpointActive: true, body: event?.event_body ?? null, trace: event?.trace_context ?? null });
+      }),
       this.slots,
     );
   }
@@ -98,35 +82,6 @@ export class HandOff {
     this.done = true;
     this.worker.receive([], this.slots);
   }
-}
-
-function handedJob(row: HandedRow, lease: Date, event: WrittenEvent | undefined): Job {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    endpointId: row.endpoint_id,
-    eventId: row.event_id,
-    eventType: row.event_type,
-    attempt: 0,
-    mark: lease,
-    lock: null,
-    body: event ? event.event_body : null,
-    trace: event?.trace_context ?? null,
-    url: row.url,
-    url_enc: row.url_enc,
-    exchange: row.exchange,
-    routingKey: row.routing_key,
-    subject: row.subject,
-    propagateTrace: row.propagate_trace,
-    endpointActive: true,
-    endpointFailures: row.consecutive_failures,
-    endpointThrottled: row.endpoint_throttled,
-    rateLimit: row.rate_limit,
-    headers_enc: row.headers_enc,
-    secret_enc: row.secret_enc,
-    previous_secret_enc: row.previous_secret_enc,
-    previous_secret_expires_at: row.previous_secret_expires_at === null ? null : new Date(row.previous_secret_expires_at),
-  };
 }
 
 /**

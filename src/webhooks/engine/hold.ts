@@ -1,7 +1,7 @@
 import { DatabaseUnavailableError, type Db, type OpenTransaction } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
 import { claimLocked } from './claim.js';
-import type { Job, Outcome, RowLock } from './job.js';
+import type { Job, Outcome, Holding } from './job.js';
 import type { DuePosition } from './position.js';
 import { changesCount, earliestRetry, resetFailures, writeHeldOutcomes } from './outcome.js';
 
@@ -49,7 +49,7 @@ type State = 'open' | 'ending' | 'ended';
  * was lost (the connection cut after the COMMIT was sent) may have succeeded: the rows it leased
  * are then written under either mark, whichever the row holds.
  */
-export class Hold implements RowLock {
+export class Hold implements Holding {
   /**
    * The claim, the outcome write and the lease are planned once per connection (generic plans):
    * PostgreSQL would otherwise plan the claim anew on every run, since a generic plan cannot know
@@ -173,6 +173,6 @@ export class Hold implements RowLock {
 
   /** Whether `job` was taken by this hold (for a worker taking back its unstarted jobs). */
   has(job: Job): boolean {
-    return job.lock === this;
+    return job.hold === this;
   }
 }

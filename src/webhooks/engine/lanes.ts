@@ -1,4 +1,4 @@
-import type { Job, Outcome } from './job.js';
+import type { Attempted, Job, Outcome } from './job.js';
 
 /** An endpoint's share once it has answered this worker for the first time. */
 export const INITIAL_SHARE = 4;
@@ -42,8 +42,8 @@ export interface LaneSettings {
   throttled(endpointId: string, throttle: Throttle | null): void;
 }
 
-/** Where a job offered to its endpoint's lane goes. */
-export type Admission = 'go' | 'wait' | { deferUntil: Date };
+/** Where a job offered to its endpoint's lane goes: its turn. */
+export type Turn = 'go' | 'wait' | { deferUntil: Date };
 
 /**
  * One endpoint's share of a worker. An endpoint this worker has not heard from yet, or one whose
@@ -116,7 +116,7 @@ export class Lanes {
   }
 
   /** Offers a job; `clockNow` is the service clock (for times written), `perfNow` measures ages. */
-  admit(job: Job, clockNow: Date, perfNow: number): Admission {
+  offer(job: Job, clockNow: Date, perfNow: number): Turn {
     const lane = this.lane(job.endpointId);
     if (lane.waiting.length === 0 && this.take(lane, job, perfNow)) return 'go';
     if (!this.defer || lane.waiting.length < this.waitingRoom(lane, perfNow)) {
@@ -171,7 +171,7 @@ export class Lanes {
     lane.inFlight--;
     const at = lane.starts.indexOf(startedAt);
     if (at >= 0) lane.starts.splice(at, 1);
-    if (outcome.attempted) this.learn(job, lane, outcome, perfNow - startedAt);
+    if (outcome.kind === 'attempted') this.learn(job, lane, outcome, perfNow - startedAt);
     const go: Job[] = [];
     this.release(lane, perfNow, go);
     this.probing.delete(job);
@@ -198,7 +198,7 @@ export class Lanes {
   }
 
   /** The share after an answer (or none): halved on a slow-down, one more on any other answer. */
-  private learn(job: Job, lane: Lane, outcome: Outcome, took: number): void {
+  private learn(job: Job, lane: Lane, outcome: Attempted, took: number): void {
     const { endpointId } = job;
     lane.latencyMs = lane.latencyMs === 0 ? took : lane.latencyMs * 0.8 + took * 0.2;
     lane.timedOut = outcome.timedOut;

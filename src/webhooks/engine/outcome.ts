@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { PushQueue } from '../../notifications/push/queue.js';
 import { toIso } from '../../lib/iso.js';
-import type { Outcome } from './job.js';
+import type { Attempted, Outcome } from './job.js';
 import { AUTO_DISABLE_AFTER, GONE, autoDisable } from '../endpoints/auto-disable.js';
 import { MARK_OF_ROW } from './claim.js';
 
@@ -59,7 +59,7 @@ export function changesCount(o: Outcome): boolean {
 
 /** The receiver answered 410 Gone: it asks not to be sent anything more (Standard Webhooks). */
 function gone(o: Outcome): boolean {
-  return o.attempted && o.responseStatus === GONE;
+  return o.kind === 'attempted' && o.responseStatus === GONE;
 }
 
 /**
@@ -202,18 +202,18 @@ async function writeDeliveries(
       column((o) => o.id),
       column((o) => o.claimedAttempt),
       column((o) => toIso(o.mark)),
-      column((o) => o.attempted),
+      column((o) => o.kind === 'attempted'),
       column((o) => o.status),
-      column((o) => (o.nextAttemptAt ? toIso(o.nextAttemptAt) : null)),
+      column((o) => (o.kind !== 'disabled' && o.nextAttemptAt ? toIso(o.nextAttemptAt) : null)),
       column((o) => toIso(o.attemptedAt)),
-      column((o) => o.error),
-      column((o) => o.responseStatus),
-      column((o) => o.responseTimeMs),
+      column((o) => attempt(o)?.error ?? null),
+      column((o) => attempt(o)?.responseStatus ?? null),
+      column((o) => attempt(o)?.responseTimeMs ?? null),
       // Most endpoints have no headers of their own: then no document at all (-> of NULL is NULL).
-      outcomes.some((o) => o.requestHeaders !== null) ? JSON.stringify(outcomes.map((o) => o.requestHeaders)) : null,
-      column((o) => o.responseBody),
-      JSON.stringify(outcomes.map((o) => o.responseHeaders)),
-      column((o) => o.requestSignature),
+      outcomes.some((o) => attempt(o)?.requestHeaders) ? JSON.stringify(outcomes.map((o) => attempt(o)?.requestHeaders ?? null)) : null,
+      column((o) => attempt(o)?.responseBody ?? null),
+      JSON.stringify(outcomes.map((o) => attempt(o)?.responseHeaders ?? null)),
+      column((o) => attempt(o)?.requestSignature ?? null),
       // Almost always none: then no array at all (unnest pads it with nulls).
       outcomes.some((o) => o.otherMark) ? column((o) => (o.otherMark ? toIso(o.otherMark) : null)) : null,
     ],
@@ -266,6 +266,11 @@ async function disableGone(q: Queryable, now: Date, outcomes: Outcome[], writes:
   for (const endpoint of endpoints) {
     if (await autoDisable(q, { id: endpoint.id, workspaceId: endpoint.workspace_id, url: endpoint.url }, now, 'gone')) autoDisabled.push(endpoint.id);
   }
+}
+
+/** The attempt an outcome records, if one was made. */
+function attempt(o: Outcome): Attempted | null {
+  return o.kind === 'attempted' ? o : null;
 }
 
 /** PostgreSQL may still pick a deadlock victim (e.g. against an API transaction); the batch is then simply written again. */

@@ -17,20 +17,20 @@ export class Wakeups {
 
   constructor(
     private readonly deps: { db: Db; clock: Clock; link: Pick<WorkerLink, 'origin' | 'subscribe'>; pollIntervalMs: number },
-    private readonly kick: () => void,
+    private readonly wake: () => void,
   ) {}
 
   async start(worker: LocalWorker): Promise<void> {
     // A NOTIFY sent by this process's own link comes after the direct wake-up: skipped.
     const unlisten = await listenChannel(this.deps.db, DELIVERY_CHANNEL, (origin) => {
-      if (origin !== this.deps.link.origin) this.kick();
+      if (origin !== this.deps.link.origin) this.wake();
     });
     const unsubscribe = this.deps.link.subscribe(worker);
     this.unlisten = async () => {
       unsubscribe();
       await unlisten();
     };
-    this.poll = setInterval(this.kick, this.deps.pollIntervalMs);
+    this.poll = setInterval(this.wake, this.deps.pollIntervalMs);
   }
 
   /** Claims again at `due` (service clock), unless a wake-up is set sooner; a poll covers the far future. */
@@ -44,7 +44,7 @@ export class Wakeups {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.timerAt = Infinity;
-      this.kick();
+      this.wake();
     }, delay);
   }
 

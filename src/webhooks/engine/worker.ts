@@ -5,18 +5,18 @@ import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { PushQueue } from '../../notifications/push/queue.js';
-import { runAttempt, type AttemptDeps } from './attempt.js';
 import { ADJUST_MS, Capacity, processLoad, type Load } from './capacity.js';
 import { releaseLeases } from './claim.js';
 import { Claims } from './claims.js';
 import { Dispatcher } from './dispatch.js';
 import { Faults } from './faults.js';
 import type { LocalWorker, WorkerLink } from './handoff.js';
-import type { Job, Outcome } from './job.js';
+import type { Job } from './job.js';
+import { attempt, deliver, record, type Stages } from './pipeline.js';
 import { Lanes, MAX_SHARE, PROBATION_PART } from './lanes.js';
 import { SendTimes } from './rate.js';
 import { OutcomeRecorder } from './recorder.js';
-import type { Sender } from './sender.js';
+import type { Sender } from '../destinations/sender.js';
 import { createSender } from '../destinations/destinations.js';
 import { Throttles } from './throttles.js';
 
@@ -44,17 +44,14 @@ export interface DeliveryWorkerOptions {
   onRecover?: (during: string, failures: number) => void;
 }
 
-/** A handed-over row is attempted only while its lease outlasts the attempt by this much at least. */
-const LEASE_MARGIN_MS = 1_000;
-
 /**
- * A delivery worker: one delivery goes, stage by stage, through
+ * A delivery worker: start, stop and the loop. One batch goes through the stages of pipeline.ts:
  *
  * 1. wake (wakeups.ts, handoff.ts): a NOTIFY, the next due time or the poll asks for a claim; a
  *    write of this process may instead hand its new rows over, already leased;
  * 2. claim (claims.ts, claim.ts, hold.ts): due rows become jobs, taken under the row locks of a hold;
- * 3. admit (rate.ts, lanes.ts, dispatch.ts): a rate-limited endpoint's job may have to wait for its
- *    turn; each job passes its endpoint's lane, then waits for room in the capacity (capacity.ts);
+ * 3. admit (pipeline.ts, rate.ts, dispatch.ts, lanes.ts): a rate-limited endpoint's job gets its
+ *    send time; each job is offered to its endpoint's lane, then waits for room in the capacity;
  * 4. attempt (attempt.ts, ../destinations/): sign, POST or publish by the URL's scheme, and build the outcome;
  * 5. record (hold.ts, recorder.ts, outcome.ts): a held job's outcome is written by its hold's
  *    transaction; any other in batches, guarded by the row's mark.
@@ -67,7 +64,7 @@ export class DeliveryWorker implements LocalWorker {
   private readonly dispatch: Dispatcher;
   private readonly claims: Claims;
   private readonly recorder: OutcomeRecorder;
-  private readonly rates: SendTimes;
+  private readonly stages: Stages;
   private readonly faults: Faults;
   private readonly throttles: Throttles;
   private readonly sender: Sender;
@@ -97,16 +94,14 @@ export class DeliveryWorker implements LocalWorker {
       probation: () => Math.max(1, Math.floor(this.capacity.limit * PROBATION_PART)),
       throttled: (id, throttle) => this.throttles.set(id, throttle),
     });
-    const attemptDeps: AttemptDeps = { clock, secrets: deps.secrets, sender: this.sender, config, metrics: deps.metrics };
     this.dispatch = new Dispatcher(this.capacity, lanes, clock, {
-      attempt: (job) => runAttempt(attemptDeps, job),
-      finish: (job, outcome) => this.finish(job, outcome),
+      attempt: (job) => attempt(this.stages, job),
+      finish: (job, outcome) => record(this.stages, job, outcome),
       freed: () => {
         this.claims.claimIfRoom();
         this.claims.checkWhenIdle();
       },
     });
-    this.rates = new SendTimes(db);
     this.recorder = new OutcomeRecorder(deps, {
       writers: 2,
       retryForMs: config.leaseMs,
@@ -128,10 +123,12 @@ export class DeliveryWorker implements LocalWorker {
       capacity: () => this.capacity.limit,
       busy: () => this.dispatch.busy(),
       recording: () => this.recorder.lag() > 0,
-      admit: (jobs) => this.admit(jobs),
+      admit: (jobs) => deliver(this.stages, jobs),
       unstarted: (ending) => this.dispatch.takeBack((job) => ending.has(job)),
       record: (outcomes) => this.recorder.add(outcomes),
     });
+    const attemptDeps = { clock, secrets: deps.secrets, sender: this.sender, config, metrics: deps.metrics };
+    this.stages = { clock, deliveryTimeoutMs: config.deliveryTimeoutMs, rates: new SendTimes(db), dispatch: this.dispatch, attempt: attemptDeps, recorder: this.recorder, faults: this.faults };
   }
 
   /** The attempts this worker may have in flight now (capacity.ts). */
@@ -166,8 +163,8 @@ export class DeliveryWorker implements LocalWorker {
     if (this.reserved > 0) await new Promise<void>((resolve) => (this.whenReceived = resolve));
     await Promise.allSettled(this.receiving);
     const unstarted = this.dispatch.takeBack(() => true);
-    for (const job of unstarted) job.lock?.drop(job);
-    await releaseLeases(this.deps.db, unstarted.filter((job) => !job.lock), this.deps.clock.now()).catch((error) => this.faults.failed(error, 'release'));
+    for (const job of unstarted) job.hold?.drop(job);
+    await releaseLeases(this.deps.db, unstarted.filter((job) => !job.hold), this.deps.clock.now()).catch((error) => this.faults.failed(error, 'release'));
     await this.dispatch.idle();
     await this.claims.endHolds();
     await this.recorder.flush(true, recordUntil);
@@ -194,7 +191,7 @@ export class DeliveryWorker implements LocalWorker {
         return total;
       }
       total += jobs.length;
-      await this.admit(jobs);
+      await deliver(this.stages, jobs);
       await this.dispatch.idle();
       await this.claims.endHolds();
       await this.recorder.flush();
@@ -218,7 +215,7 @@ export class DeliveryWorker implements LocalWorker {
 
   receive(jobs: Job[], reserved: number): void {
     this.reserved -= reserved;
-    const admitting: Promise<void> = this.admit(jobs).finally(() => {
+    const admitting: Promise<void> = deliver(this.stages, jobs).finally(() => {
       this.receiving.delete(admitting);
       this.claims.claimIfRoom();
     });
@@ -227,32 +224,6 @@ export class DeliveryWorker implements LocalWorker {
       this.whenReceived();
       this.whenReceived = null;
     }
-  }
-
-  /** Admits taken jobs: send times for rate-limited endpoints, then each to the dispatcher. */
-  private async admit(jobs: Job[]): Promise<void> {
-    if (jobs.length === 0) return;
-    const now = this.deps.clock.now();
-    let later = new Map<string, Date>();
-    if (jobs.some((job) => job.rateLimit !== null)) {
-      later = await this.rates.assign(jobs, now).catch((error) => {
-        this.faults.failed(error, 'rate');
-        // Without a send time, a rate-limited job waits a second rather than risk going over.
-        return new Map(jobs.filter((job) => job.rateLimit !== null).map((job) => [job.id, new Date(now.getTime() + 1000)]));
-      });
-    }
-    for (const job of jobs) {
-      // A leased row must not be attempted when its lease could run out during the attempt.
-      const leaseLeft = job.mark.getTime() - now.getTime();
-      if (!job.lock && leaseLeft < this.deps.config.deliveryTimeoutMs + LEASE_MARGIN_MS) this.dispatch.admit(job, new Date(now.getTime() + 1));
-      else this.dispatch.admit(job, later.get(job.id) ?? null);
-    }
-  }
-
-  /** A job's outcome: written by the hold that locks its row, or by the recorder under the row's mark. */
-  private finish(job: Job, outcome: Outcome): void {
-    if (job.lock) job.lock.finish(job, outcome);
-    else this.recorder.add([outcome]);
   }
 
   /** No claim or hand-off while more outcomes wait to be written than two rounds of the capacity. */
