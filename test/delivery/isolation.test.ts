@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/db/postgres.js';
 import { createContext } from '../../src/runtime.js';
+import { INITIAL_SHARE } from '../../src/webhooks/engine/lanes.js';
 import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
 import { startTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { POSTGRES_URL } from '../helpers/db.js';
@@ -37,7 +38,7 @@ describe('isolation between endpoints', () => {
     return { t, healthy, silent, healthyId, hangingIds };
   }
 
-  function startWorker(t: TestApp, concurrency = 16) {
+  function startWorker(t: TestApp, concurrency = 64) {
     const worker = new DeliveryWorker(t.ctx, { concurrency });
     cleanup.push(() => worker.stop());
     return worker;
@@ -62,10 +63,10 @@ describe('isolation between endpoints', () => {
       await healthy.waitFor(40);
       await eventually(async () => (await deliveriesOf(t, healthyId)).every((r) => r.status === 'success'));
 
-      // Every hanging attempt is still waiting (none has timed out), and each endpoint has its one probe.
+      // Every hanging attempt is still waiting (none has timed out), and each endpoint has at most its share of them.
       const hangingRows = (await Promise.all(hangingIds.map((id) => deliveriesOf(t, id)))).flat();
       expect(hangingRows.every((r) => r.status === 'pending' && r.attempt === 0)).toBe(true);
-      for (const count of perEndpoint(silent).values()) expect(count).toBe(1);
+      for (const count of perEndpoint(silent).values()) expect(count).toBeLessThanOrEqual(INITIAL_SHARE);
       expect(silent.requests.length).toBeGreaterThanOrEqual(hanging);
       // The rest of their backlog was put off: due later, not taken by a lease.
       const now = Date.now();
@@ -87,13 +88,13 @@ describe('isolation between endpoints', () => {
     });
     for (let i = 0; i < 30; i++) await createProduct(t, `Backlog ${i}`);
     const first = startWorker(t);
-    const second = new DeliveryWorker(other, { concurrency: 16 });
+    const second = new DeliveryWorker(other, { concurrency: 64 });
     cleanup.push(() => second.stop());
     await Promise.all([first.start(), second.start()]);
     for (let i = 0; i < 10; i++) await createProduct(t, `Live ${i}`);
     await healthy.waitFor(40);
     await eventually(async () => (await deliveriesOf(t, healthyId)).every((r) => r.status === 'success'));
-    for (const count of perEndpoint(silent).values()) expect(count).toBeLessThanOrEqual(2);
+    for (const count of perEndpoint(silent).values()) expect(count).toBeLessThanOrEqual(2 * INITIAL_SHARE);
     const hangingRows = (await Promise.all(hangingIds.map((id) => deliveriesOf(t, id)))).flat();
     expect(hangingRows.every((r) => r.status === 'pending' && r.attempt === 0)).toBe(true);
   });

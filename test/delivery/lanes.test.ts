@@ -22,38 +22,40 @@ function offer(lanes: Lanes, jobs: Job[], at: number): Job[] {
 
 /** Each endpoint's share of a worker, with the time given by the test. */
 describe('lanes', () => {
-  it('sends one probe to an endpoint never heard from; its first answer earns it a share, which grows with every answer', () => {
+  it('gives an endpoint never heard from its first attempts from the pool; its first answer earns it a share, which grows with every answer', () => {
     const { lanes } = lanesOf();
     const jobs = Array.from({ length: 30 }, (_, i) => job(i));
-    expect(offer(lanes, jobs, 0)).toEqual([jobs[0]]);
+    expect(offer(lanes, jobs, 0)).toEqual(jobs.slice(0, INITIAL_SHARE));
+    // The first answer ends its probation: its place is taken again, and the share grows from there.
     const first = lanes.ended(jobs[0], outcome({}), 0, 50);
-    expect(first).toHaveLength(INITIAL_SHARE);
+    expect(first).toHaveLength(1);
     for (const j of first) lanes.started(j, 50);
     // A broker's acknowledgement (no HTTP status) is an answer too: one more in flight, so two go.
-    expect(lanes.ended(first[0], outcome({ responseStatus: null }), 50, 60)).toHaveLength(2);
+    expect(lanes.ended(jobs[1], outcome({ responseStatus: null }), 0, 60)).toHaveLength(2);
     // A connection refused is no answer: the share stays, only the freed place is taken.
-    expect(lanes.ended(first[1], outcome({ status: 'pending', responseStatus: null, error: 'connection refused' }), 50, 60)).toHaveLength(1);
+    expect(lanes.ended(jobs[2], outcome({ status: 'pending', responseStatus: null, error: 'connection refused' }), 0, 60)).toHaveLength(1);
   });
 
-  it('keeps a hanging endpoint to one attempt from the first claim, and endpoints on probation to their pool', () => {
-    const { lanes } = lanesOf(4);
-    const hanging = Array.from({ length: 6 }, (_, e) => Array.from({ length: 50 }, (_, i) => job(i, `whe_h${e}`)));
+  it('keeps endpoints on probation to their pool from the first claim, and a hanging endpoint that timed out to one probe', () => {
+    const { lanes } = lanesOf(2 * INITIAL_SHARE);
+    const hanging = Array.from({ length: 4 }, (_, e) => Array.from({ length: 50 }, (_, i) => job(i, `whe_h${e}`)));
     const started = hanging.map((jobs) => offer(lanes, jobs, 0));
-    // One probe for each of the first four; the pool is full for the other two.
-    expect(started.map((s) => s.length)).toEqual([1, 1, 1, 1, 0, 0]);
-    // A probe past a second holds its lane, no more a place of the pool: the others get theirs.
+    // INITIAL_SHARE each for the first two; the pool is full for the other two.
+    expect(started.map((s) => s.length)).toEqual([INITIAL_SHARE, INITIAL_SHARE, 0, 0]);
+    // Attempts past a second hold their lanes, no more places of the pool: the others get theirs.
     const later = lanes.poll(1_001);
-    expect(later.map((j) => j.endpointId)).toEqual(['whe_h4', 'whe_h5']);
+    expect(later.map((j) => j.endpointId)).toEqual([...Array(INITIAL_SHARE).fill('whe_h2'), ...Array(INITIAL_SHARE).fill('whe_h3')]);
     for (const j of later) lanes.started(j, 1_001);
     // A healthy endpoint never heard from still gets its probe beside them, and then its share.
     const healthy = Array.from({ length: 10 }, (_, i) => job(i, 'whe_ok'));
-    expect(offer(lanes, healthy, 2_100)).toHaveLength(1);
-    expect(lanes.ended(healthy[0], outcome({}), 2_100, 2_105)).toHaveLength(INITIAL_SHARE);
-    // However long they hang, each hanging endpoint has one attempt in flight.
+    expect(offer(lanes, healthy, 2_100)).toHaveLength(INITIAL_SHARE);
+    expect(lanes.ended(healthy[0], outcome({}), 2_100, 2_105)).toHaveLength(1);
+    // However long they hang, each keeps what it has in flight and no more.
     expect(lanes.poll(20_000)).toEqual([]);
-    // A time-out: still one probe at a time, the next of its jobs.
-    const next = lanes.ended(hanging[0][0], outcome({ status: 'pending', responseStatus: null, timedOut: true }), 0, 10_000);
-    expect(next).toEqual([hanging[0][1]]);
+    // Time-outs: the endpoint is suspect, one probe at a time once its attempts have ended.
+    for (let i = 0; i < INITIAL_SHARE - 1; i++) expect(lanes.ended(hanging[0][i], outcome({ status: 'pending', responseStatus: null, timedOut: true }), 0, 10_000)).toEqual([]);
+    const next = lanes.ended(hanging[0][INITIAL_SHARE - 1], outcome({ status: 'pending', responseStatus: null, timedOut: true }), 0, 10_000);
+    expect(next).toEqual([hanging[0][INITIAL_SHARE]]);
   });
 
   it('halves the share of an endpoint answering 429 or 503, shows it throttled, and gives it back as it answers again', () => {

@@ -50,26 +50,26 @@ describe('delivery worker', () => {
     expect(receiver.requests.map((r) => r.flatHeaders['webhook-id'])).toEqual([row.id, row.id]);
   });
 
-  it('keeps a hanging endpoint to one probe; stop() lets it finish, records it and leaves the rest due soon', async () => {
+  it('keeps a hanging endpoint to its share of attempts; stop() lets them finish, records them and leaves the rest due soon', async () => {
     const { t, receiver, endpointId } = await setup({ pollIntervalMs: 20 }, () => ({ hang: true }));
     const worker = testWorker(t, { concurrency: 3 });
     await worker.start();
     for (let i = 0; i < 5; i++) await createProduct(t, `Hat ${i}`);
-    await receiver.waitFor(1);
-    // Several poll rounds pass with the endpoint's probe in flight, room in the worker: no second request.
+    await receiver.waitFor(3);
+    // Several poll rounds pass with the whole concurrency in flight: no fourth request.
     await sleep(200);
-    expect(receiver.requests).toHaveLength(1);
+    expect(receiver.requests).toHaveLength(3);
 
     const stopping = worker.stop();
     receiver.release({ status: 200 });
     await stopping;
     const rows = await deliveriesOf(t, endpointId);
-    expect(rows.filter((r) => r.status === 'success')).toHaveLength(1);
+    expect(rows.filter((r) => r.status === 'success')).toHaveLength(3);
     const unsent = rows.filter((r) => r.status === 'pending' && r.attempt === 0);
-    expect(unsent).toHaveLength(4);
-    // Rows taken but never started are handed back or put off, one probe's time apart, never left to a lease.
+    expect(unsent).toHaveLength(2);
+    // Rows taken but never started are handed back or put off, never left to a lease.
     for (const row of unsent) expect(new Date(row.next_attempt_at!).getTime()).toBeLessThan(Date.now() + t.ctx.config.leaseMs / 2);
-    expect(receiver.requests).toHaveLength(1);
+    expect(receiver.requests).toHaveLength(3);
   });
 });
 

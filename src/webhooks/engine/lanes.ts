@@ -46,10 +46,10 @@ export interface LaneSettings {
 export type Turn = 'go' | 'wait' | { deferUntil: Date };
 
 /**
- * One endpoint's share of a worker. An endpoint this worker has not heard from yet, or one whose
- * attempts run far past their usual time (suspect), is on probation: one attempt at a time, in a
- * place of the probation pool that such endpoints share. Its first answer earns it INITIAL_SHARE
- * attempts of its own; `share` then grows by one with every answer and halves when an attempt
+ * One endpoint's share of a worker. An endpoint this worker has not heard from yet is on probation:
+ * INITIAL_SHARE attempts at most, in places of the probation pool that such endpoints share; one
+ * whose attempts time out or run far past their usual time (suspect) has one at a time. Its first
+ * answer earns it INITIAL_SHARE attempts of its own; `share` then grows by one with every answer and halves when an attempt
  * times out or the receiver asks to slow down (SLOW_DOWN), down to one (additive increase,
  * multiplicative decrease, as TCP does). A receiver that answers, however slowly, soon has
  * MAX_SHARE attempts, and a hanging one keeps a single probe. From the first slow-down it is
@@ -131,7 +131,7 @@ export class Lanes {
   private take(lane: Lane, job: Job, perfNow: number): boolean {
     const busy = lane.inFlight + lane.queued;
     if (this.onProbation(lane, perfNow)) {
-      if (busy > 0 || !this.poolHasRoom(perfNow)) return false;
+      if (busy >= (lane.earned || lane.timedOut ? 1 : INITIAL_SHARE) || !this.poolHasRoom(perfNow)) return false;
       this.probing.set(job, perfNow);
     } else if (busy >= Math.min(lane.share, this.settings.maxShare())) return false;
     lane.queued++;
