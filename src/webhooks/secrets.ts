@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import type { SecretBox } from '../lib/secretbox.js';
 
 /**
  * `whsec_` + base64 of 33 random bytes (44 characters, no padding), drawn again while it contains
@@ -42,4 +43,13 @@ export function privateKeyOf(secret: string): KeyObject {
 export function publicKeyOf(secret: string): string {
   const jwk = createPublicKey(privateKeyOf(secret)).export({ format: 'jwk' });
   return `whpk_${Buffer.from(jwk.x as string, 'base64url').toString('base64')}`;
+}
+
+/** The secrets that sign a delivery now: the current one, plus the previous one inside its 24 h overlap. */
+export function signingSecrets(box: SecretBox, row: { secret_enc: string; previous_secret_enc: string | null; previous_secret_expires_at: Date | null }, now: Date): string[] {
+  const secrets = [box.decrypt(row.secret_enc)];
+  if (row.previous_secret_enc && row.previous_secret_expires_at && row.previous_secret_expires_at > now) {
+    secrets.push(box.decrypt(row.previous_secret_enc));
+  }
+  return secrets;
 }

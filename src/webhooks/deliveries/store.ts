@@ -119,16 +119,6 @@ export async function findDelivery(q: Queryable, workspaceId: string, id: string
   return row ?? null;
 }
 
-/** A paused or deleted endpoint sends nothing more: its queued deliveries stay in history as `disabled`. */
-export async function disablePendingDeliveries(q: Queryable, endpointId: string): Promise<number> {
-  const rows = await q.query(
-    `UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL
-      WHERE endpoint_id = $1 AND status = 'pending' RETURNING id`,
-    [endpointId],
-  );
-  return rows.length;
-}
-
 /**
  * An endpoint that stops ordering by subject: its pending deliveries no longer wait for each other
  * (the claim checks only rows with an ordering key, claim.ts).

@@ -1,4 +1,4 @@
-import { kindOf, type DestinationKind } from '../endpoints/destination.js';
+import { kindOf, type DestinationKind } from './route.js';
 import { HttpSender, type SendRequest, type SendResult, type Sender } from './sender.js';
 import { AmqpSender } from './amqp.js';
 import type { BrokerOptions } from './message.js';

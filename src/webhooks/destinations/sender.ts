@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher } from 'undici';
-import type { Route } from '../endpoints/destination.js';
+import type { Route } from './route.js';
 import { RefusedAddressError, checkTargetUrl, guardedConnector } from './ssrf.js';
 
 /** Largest part of a receiver's response body that is kept in the delivery log. */

@@ -2,7 +2,6 @@ import { WORKSPACE_ROLE_PERMISSIONS, resolveWorkspaceRole, type OrgRole, type Wo
 import type { Queryable } from '../../db/db.js';
 import { newId } from '../../lib/ids.js';
 import { writeIn } from '../../outbox/outbox.js';
-import { disablePendingDeliveries } from '../deliveries/store.js';
 
 /** Consecutive failed deliveries after which an endpoint is disabled (docs/delivery.md#states). */
 export const AUTO_DISABLE_AFTER = 5;
@@ -84,4 +83,14 @@ function hostOf(url: string): string {
   } catch {
     return 'invalid URL';
   }
+}
+
+/** A paused or deleted endpoint sends nothing more: its queued deliveries stay in history as `disabled`. */
+export async function disablePendingDeliveries(q: Queryable, endpointId: string): Promise<number> {
+  const rows = await q.query(
+    `UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL
+      WHERE endpoint_id = $1 AND status = 'pending' RETURNING id`,
+    [endpointId],
+  );
+  return rows.length;
 }

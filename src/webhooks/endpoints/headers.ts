@@ -1,6 +1,9 @@
 import { validation, type ErrorDetail } from '../../http/errors.js';
 import { describePattern } from '../../http/validation-messages.js';
 import type { SecretBox } from '../../lib/secretbox.js';
+import { REDACTED, redactHeaders } from '../engine/extra-headers.js';
+
+export { REDACTED, redactHeaders };
 
 /** Extra request headers an endpoint may carry at most. */
 export const MAX_HEADERS = 20;
@@ -8,7 +11,6 @@ export const MAX_HEADER_NAME_LENGTH = 100;
 export const MAX_HEADER_VALUE_LENGTH = 1000;
 
 /** What a header's value is shown as where values are not shown (the attempts log, readers). */
-export const REDACTED = '[redacted]';
 
 /** An HTTP field name (RFC 9110 token). */
 export const HEADER_NAME_PATTERN = describePattern(
@@ -87,9 +89,3 @@ export function openHeaders(box: SecretBox, sealed: string | null): Record<strin
   return sealed === null ? {} : (JSON.parse(box.decryptOnce(sealed)) as Record<string, string>);
 }
 
-/** The same names, every value replaced by REDACTED. */
-export function redactHeaders(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of Object.keys(headers)) out[name] = REDACTED;
-  return out;
-}

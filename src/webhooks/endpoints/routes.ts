@@ -13,7 +13,8 @@ import type { SecretBox } from '../../lib/secretbox.js';
 import { enqueue } from '../../outbox/deliveries.js';
 import { StatsQuery } from '../attempts/schemas.js';
 import { endpointStats } from '../attempts/stats.js';
-import { disablePendingDeliveries, unorderPendingDeliveries } from '../deliveries/store.js';
+import { unorderPendingDeliveries } from '../deliveries/store.js';
+import { disablePendingDeliveries } from './auto-disable.js';
 import { checkHeaders, sealHeaders } from './headers.js';
 import {
   CreatedWebhookEndpoint,

@@ -10,6 +10,9 @@ import type { SecretBox } from '../../lib/secretbox.js';
 import { newSigningKey, newSigningSecret } from '../secrets.js';
 import { sealUrl, type Route } from './destination.js';
 import { openHeaders, redactHeaders, sealHeaders } from './headers.js';
+import { signingSecrets } from '../secrets.js';
+
+export { signingSecrets };
 import { WebhookEndpoint } from './schemas.js';
 
 export interface EndpointRow {
@@ -138,14 +141,6 @@ export async function findEndpoint(q: Queryable, workspaceId: string, id: string
   return row ?? null;
 }
 
-/** The secrets that sign a delivery now: the current one, plus the previous one inside its 24 h overlap. */
-export function signingSecrets(box: SecretBox, row: Pick<EndpointRow, 'secret_enc' | 'previous_secret_enc' | 'previous_secret_expires_at'>, now: Date): string[] {
-  const secrets = [box.decrypt(row.secret_enc)];
-  if (row.previous_secret_enc && row.previous_secret_expires_at && row.previous_secret_expires_at > now) {
-    secrets.push(box.decrypt(row.previous_secret_enc));
-  }
-  return secrets;
-}
 
 export type EndpointView = Static<typeof WebhookEndpoint>;
 

@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { tracing } from '../../ops/trace.js';
-import { signingSecrets } from '../endpoints/store.js';
+import { signingSecrets } from '../secrets.js';
 import { sign } from '../sign.js';
 import { extraHeaders, type ExtraHeaders } from './extra-headers.js';
 import type { Attempted, Deferred, Disabled, Job, Outcome } from './job.js';

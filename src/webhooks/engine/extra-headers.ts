@@ -1,5 +1,4 @@
 import type { SecretBox } from '../../lib/secretbox.js';
-import { redactHeaders } from '../endpoints/headers.js';
 
 /** An endpoint's extra headers as sent, and as the delivery log keeps them (values redacted). */
 export interface ExtraHeaders {
@@ -29,4 +28,14 @@ export function extraHeaders(box: SecretBox, sealed: string): ExtraHeaders {
     sets.set(sealed, set);
   }
   return set;
+}
+
+/** What an extra header's value is shown as, where only its name may be seen. */
+export const REDACTED = '[redacted]';
+
+/** The same names, every value replaced by REDACTED. */
+export function redactHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(headers)) out[name] = REDACTED;
+  return out;
 }

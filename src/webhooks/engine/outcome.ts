@@ -2,7 +2,6 @@ import { arrayLiteral, type ArrayValue } from '../../db/arrays.js';
 import type { Db, Queryable } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../ops/metrics.js';
-import type { PushQueue } from '../../notifications/push/queue.js';
 import { toIso } from '../../lib/iso.js';
 import type { Attempted, Outcome } from './job.js';
 import { AUTO_DISABLE_AFTER, GONE, autoDisable } from '../endpoints/auto-disable.js';
@@ -25,7 +24,7 @@ import { MARK_OF_ROW } from './claim.js';
  * change an endpoint's count locks those endpoints first, in id order, as the API does before it
  * touches an endpoint's deliveries, so the two never wait on each other in a cycle.
  */
-export async function recordOutcomes(deps: { db: Db; clock: Clock; metrics?: Pick<Metrics, 'autoDisabled'>; push?: Pick<PushQueue, 'kick'> }, outcomes: Outcome[]): Promise<void> {
+export async function recordOutcomes(deps: { db: Db; clock: Clock; metrics?: Pick<Metrics, 'autoDisabled'>; push?: { kick(): void } }, outcomes: Outcome[]): Promise<void> {
   if (outcomes.length === 0) return;
   const counted = outcomes.filter(changesCount);
   if (counted.length === 0) {

@@ -4,7 +4,6 @@ import type { Db } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import type { Metrics } from '../../ops/metrics.js';
-import type { PushQueue } from '../../notifications/push/queue.js';
 import { ADJUST_MS, Capacity, processLoad, type Load } from './capacity.js';
 import { releaseLeases } from './claim.js';
 import { Claims } from './claims.js';
@@ -27,7 +26,7 @@ export interface WorkerDeps {
   secrets: SecretBox;
   link: WorkerLink;
   metrics: Pick<Metrics, 'attemptStarted' | 'attemptFinished' | 'autoDisabled' | 'capacity'>;
-  push?: Pick<PushQueue, 'kick'>;
+  push?: { kick(): void };
   config: Pick<Config, 'retryScheduleMs' | 'leaseMs' | 'deliveryTimeoutMs' | 'pollIntervalMs' | 'workerConcurrency' | 'allowPrivateTargets'>;
 }
 
