@@ -34,7 +34,6 @@ describe('traces over OTLP/HTTP', () => {
   let worker: DeliveryWorker;
   const secrets: string[] = [];
   const before = { ...process.env };
-
   let base: string;
 
   /** A request over a real socket (the body read from it as in production), with the workspace's API key. */
