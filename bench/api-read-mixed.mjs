@@ -5,7 +5,7 @@
 // event log filtered by type. Beside it, in the same rounds, a bare Fastify answering a body of the
 // mix's mean size on as many connections: what moving those bytes costs a server that does nothing else.
 import { Pool } from 'undici';
-import { createOrganization, createWorkspace } from '../dist/admin/store.js';
+import { createOrganization, createWorkspace } from '../dist/account/admin.js';
 import { createApiKey } from '../dist/api-keys/store.js';
 import { idTimePrefix } from '../dist/lib/ids.js';
 import { freePort, median, percentile, ratiosByRound, round, runAutocannon, startProcess } from './lib.mjs';

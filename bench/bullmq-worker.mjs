@@ -9,7 +9,7 @@
 import { Worker } from 'bullmq';
 import postgres from 'postgres';
 import { Pool } from 'undici';
-import { sign } from '../dist/webhooks/sign.js';
+import { sign } from '../dist/engine/delivery/sign.js';
 
 const concurrency = Number(process.env.CONCURRENCY);
 const target = new URL(process.env.RECEIVER_URL);

@@ -3,9 +3,9 @@
 // each endpoint, come due at once (one statement and a NOTIFY). Measured: how fast the healthy ones
 // drain, from that statement to the last healthy success recorded, beside a raw undici Pool posting
 // the same signed bodies to the same receivers in the same run.
-import { createOrganization } from '../dist/admin/store.js';
+import { createOrganization } from '../dist/account/admin.js';
 import { channelSql } from '../dist/db/channels.js';
-import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/handoff.js';
+import { DELIVERY_CHANNEL } from '../dist/engine/delivery/handoff.js';
 import { capacityWatch } from './capacity.mjs';
 import { PER_WORKSPACE, WORKSPACES, rawFleet, seedFleet, seedSpread } from './fleet.mjs';
 import { round, sleep, startReceiver } from './lib.mjs';

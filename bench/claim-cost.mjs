@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { freshSchema, PG_URL, seedBacklog } from './lib.mjs';
 import { openSeeded, settle } from './service.mjs';
-import { claimLocked } from '../dist/webhooks/engine/claim.js';
-import { writeHeldOutcomes } from '../dist/webhooks/engine/outcome.js';
-import { Hold } from '../dist/webhooks/engine/hold.js';
+import { claimLocked } from '../dist/engine/delivery/claim.js';
+import { writeHeldOutcomes } from '../dist/engine/delivery/outcome.js';
+import { Hold } from '../dist/engine/delivery/hold.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { SecretBox } from '../dist/lib/secretbox.js';
 

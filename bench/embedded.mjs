@@ -54,7 +54,7 @@ function pssMb(pids) {
 /** `svc serve --demo` on `dataDir`; resolves once it listens, with how long that took. */
 async function serve(dataDir, port) {
   const started = performance.now();
-  const child = spawn(process.execPath, [...NODE_FLAGS, 'dist/cli.js', 'serve', '--demo'], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, 'dist/cli/main.js', 'serve', '--demo'], {
     cwd: ROOT,
     env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', SVC_ALLOW_PRIVATE_TARGETS: '1', SVC_RATE_LIMIT_API_KEY: '1000000000' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -7,13 +7,13 @@
 // 680 (`fleetMid`, 70 events/s). The service runs on its defaults.
 import { idTimePrefix } from '../dist/lib/ids.js';
 import { Pool } from 'undici';
-import { createOrganization, createWorkspace } from '../dist/admin/store.js';
+import { createOrganization, createWorkspace } from '../dist/account/admin.js';
 import { createApiKey } from '../dist/api-keys/store.js';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
 import { channelSql } from '../dist/db/channels.js';
-import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/handoff.js';
-import { sign } from '../dist/webhooks/sign.js';
+import { DELIVERY_CHANNEL } from '../dist/engine/delivery/handoff.js';
+import { sign } from '../dist/engine/delivery/sign.js';
 import { round, sleep, startReceiver, steadyLoad } from './lib.mjs';
 import { MASTER_KEY, settle, startService } from './service.mjs';
 import { capacityWatch } from './capacity.mjs';

@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { channelSql } from '../dist/db/channels.js';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';
-import { DELIVERY_CHANNEL } from '../dist/webhooks/engine/handoff.js';
+import { DELIVERY_CHANNEL } from '../dist/engine/delivery/handoff.js';
 import { seedDeliveries } from './delivery.mjs';
 import { PG_URL, ROOT, freePort, freshSchema, sleep, startReceiver } from './lib.mjs';
 import { MASTER_KEY, openSeeded, seedProducts } from './service.mjs';
@@ -88,7 +88,7 @@ try {
     const env = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', SVC_MASTER_KEY: MASTER_KEY, DATABASE_URL: target.url, SVC_RATE_LIMIT_API_KEY: '1000000000', ...slow, ...workers };
     // The Node.js flags of that checkout's service (scripts/node-flags.mjs), as `npm start` gives them.
     const { NODE_FLAGS } = await import(join(dir, 'scripts/node-flags.mjs'));
-    const args = ['--tool=callgrind', '--smc-check=all', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${out}/cg.%p`, process.execPath, ...NODE_FLAGS, join(dir, 'dist/cli.js'), 'serve'];
+    const args = ['--tool=callgrind', '--smc-check=all', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${out}/cg.%p`, process.execPath, ...NODE_FLAGS, join(dir, 'dist/cli/main.js'), 'serve'];
     child = spawn('valgrind', args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     await new Promise((ready, fail) => {
       child.stdout.on('data', (chunk) => String(chunk).includes('is listening on') && ready());

@@ -1,8 +1,8 @@
 // The measuring side of the scale scenario (scale.mjs): the requests and the claim, timed one at a
 // time, taking turns between the sides so that whatever else the machine does falls on all alike.
 import { idTimePrefix } from '../dist/lib/ids.js';
-import { claimLocked } from '../dist/webhooks/engine/claim.js';
-import { Hold } from '../dist/webhooks/engine/hold.js';
+import { claimLocked } from '../dist/engine/delivery/claim.js';
+import { Hold } from '../dist/engine/delivery/hold.js';
 import { median, percentile } from './lib.mjs';
 import { DAYS } from './scale-seed.mjs';
 

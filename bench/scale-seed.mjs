@@ -1,7 +1,7 @@
 // The scale scenario's data (bench/scale.mjs): workspaces with endpoints, and events, deliveries and
 // attempts generated in SQL, a batch per statement, in the service's own id shapes (time first, as
 // idTimePrefix makes them), spread over the last 30 days as retention leaves a table.
-import { createWorkspace } from '../dist/admin/store.js';
+import { createWorkspace } from '../dist/account/admin.js';
 import { createApiKey } from '../dist/api-keys/store.js';
 import { SecretBox } from '../dist/lib/secretbox.js';
 import { createEndpoint } from '../dist/webhooks/endpoints/store.js';

@@ -7,13 +7,13 @@
 // measured workspaces are of two kinds: the small set's (the same few rows each, so only the tables
 // around them grew) and busy ones (100,000 deliveries each). The EXPLAIN (ANALYZE, BUFFERS) of each
 // statement on the big tables goes into the results.
-import { createOrganization } from '../dist/admin/store.js';
-import { listEvents } from '../dist/events/store.js';
+import { createOrganization } from '../dist/account/admin.js';
+import { listEvents } from '../dist/engine/log/store.js';
 import { endpointStats } from '../dist/webhooks/attempts/stats.js';
 import { runRollup } from '../dist/webhooks/attempts/rollup.js';
 import { listDeliveries } from '../dist/webhooks/deliveries/store.js';
-import { claimLocked } from '../dist/webhooks/engine/claim.js';
-import { Hold } from '../dist/webhooks/engine/hold.js';
+import { claimLocked } from '../dist/engine/delivery/claim.js';
+import { Hold } from '../dist/engine/delivery/hold.js';
 import { PG_URL, freshSchema, round, sqlClient } from './lib.mjs';
 import { CLAIM_LIMIT, ENDPOINTS, REQUESTS, WARM_UP, measure, sampleEvents } from './scale-measure.mjs';
 import { FAN_OUT, bulkLoad, seedGroup, seedTenants } from './scale-seed.mjs';

@@ -1,6 +1,6 @@
 // Starts the service under test against a benchmark database, seeded with a demo set.
 import { randomBytes } from 'node:crypto';
-import { createDemo } from '../dist/admin/demo.js';
+import { createDemo } from '../dist/cli/demo.js';
 import { migrate } from '../dist/db/migrate.js';
 import { openPostgres } from '../dist/db/postgres.js';
 import { NODE_FLAGS } from '../scripts/node-flags.mjs';
@@ -33,7 +33,7 @@ export async function startService(target, env = {}) {
   // BENCH_PROFILE_DIR=dir writes a V8 CPU profile of the service there (open it in Chrome DevTools).
   const extra = process.env.BENCH_NODE_EXTRA ? process.env.BENCH_NODE_EXTRA.split(' ').filter(Boolean) : [];
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const proc = await startProcess([...NODE_FLAGS, ...extra, ...profile, 'dist/cli.js', 'serve'], { ...base, DATABASE_URL: target.url, ...env }, 'is listening on');
+  const proc = await startProcess([...NODE_FLAGS, ...extra, ...profile, 'dist/cli/main.js', 'serve'], { ...base, DATABASE_URL: target.url, ...env }, 'is listening on');
   return { ...proc, url: `http://127.0.0.1:${port}` };
 }
 

@@ -1,7 +1,7 @@
 import { defineConfig } from 'vite';
 
 /**
- * The dashboard is served by `svc serve` at /dashboard/ (src/dashboard/static.ts). JSX is compiled by
+ * The dashboard is served by `svc serve` at /dashboard/ (src/server/dashboard.ts). JSX is compiled by
  * Vite's own esbuild (no React plugin: the production build needs no Babel, and `npm run dev`
  * reloads the page instead of hot-swapping components). Everything is a file of the build: no
  * inline script or style, so the page runs under `default-src 'self'`.

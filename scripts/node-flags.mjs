@@ -1,5 +1,5 @@
 // Flags the service's Node.js runs with, wherever it is started: `npm start` (scripts/start.mjs),
-// the `svc` bin (its first line, src/cli.ts, spells them out again) and the benchmark.
+// the `svc` bin (its first line, src/cli/main.ts, spells them out again) and the benchmark.
 //
 // --max-semi-space-size=32: a young generation of 2 x 32 MB instead of 2 x 16 MB. A request or a
 // delivery allocates a few KB that die young; with the default, the collector ran so often that

@@ -9,7 +9,7 @@ import { SDK_TYPES_FILE, sdkTypes } from './sdk-types.mjs';
 const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
-const { buildOpenApiDocument } = await import('../dist/openapi/generate.js');
+const { buildOpenApiDocument } = await import('../dist/server/openapi/generate.js');
 const types = await sdkTypes(await buildOpenApiDocument());
 writeFileSync(SDK_TYPES_FILE, types);
 console.log(`wrote ${fileURLToPath(SDK_TYPES_FILE)} (${types.split('\n').length} lines)`);

@@ -28,12 +28,12 @@ function build(what, command, args) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-if (builtAt('dist/cli.js') < Math.max(newest('src'), statSync('tsconfig.json').mtimeMs)) build('the service', 'npx', ['tsc', '-p', 'tsconfig.json']);
+if (builtAt('dist/cli/main.js') < Math.max(newest('src'), statSync('tsconfig.json').mtimeMs)) build('the service', 'npx', ['tsc', '-p', 'tsconfig.json']);
 if (builtAt('sdk/dist/index.js') < newest('sdk/src')) build('the SDK', 'npm', ['run', '--silent', 'build', '--workspace', 'sdk']);
 const dashboardSources = Math.max(newest('dashboard/src'), statSync('dashboard/index.html').mtimeMs, builtAt('sdk/dist/index.js'));
 if (builtAt('dashboard/dist/index.html') < dashboardSources) build('the dashboard', 'npm', ['run', '--silent', 'build', '--workspace', 'dashboard']);
 
-const child = spawn(process.execPath, [...NODE_FLAGS, 'dist/cli.js', 'serve', '--demo', ...process.argv.slice(2)], { stdio: 'inherit' });
+const child = spawn(process.execPath, [...NODE_FLAGS, 'dist/cli/main.js', 'serve', '--demo', ...process.argv.slice(2)], { stdio: 'inherit' });
 const stop = (signal) => {
   if (child.exitCode === null && child.signalCode === null) child.kill(signal);
 };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPersonalAccessToken, revokePersonalAccessToken } from '../src/admin/store.js';
+import { createPersonalAccessToken, revokePersonalAccessToken } from '../src/account/admin.js';
 import { newToken } from '../src/lib/tokens.js';
 import { ManualClock, startTestApp, userOf, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECIPES } from '../src/cli/trigger.js';
-import { EVENT_TYPES } from '../src/events/catalog.js';
+import { EVENT_TYPES } from '../src/engine/log/catalog.js';
 import { CLI, cliBuilt, freePort, request, runCli, startServer, tempDataDir, type Server } from './helpers/cli.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/lib/config.js';
 
 describe('delivery settings', () => {
   it('keeps the lease more than twice the delivery time-out', () => {

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../src/app.js';
-import type { AppContext } from '../src/context.js';
+import { buildApp, type App } from '../src/server/app.js';
+import type { AppContext } from '../src/server/context.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { createContext } from '../src/runtime.js';
-import { createPersonalAccessToken, revokePersonalAccessToken } from '../src/admin/store.js';
+import { createContext } from '../src/server/runtime.js';
+import { createPersonalAccessToken, revokePersonalAccessToken } from '../src/account/admin.js';
 import { revokeApiKey } from '../src/api-keys/store.js';
 import { ManualClock, startTestApp, testConfig, userOf, type TestApp } from './helpers/app.js';
 import { POSTGRES_URL } from './helpers/db.js';

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loggerOptions } from '../src/http/logger.js';
 import { checkAlerts } from '../src/webhooks/alerts/check.js';
-import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
+import type { DeliveryWorker } from '../src/engine/delivery/worker.js';
 import { record, signInToStore, type PageWatch } from './helpers/dashboard.js';
 import { closeJourney, expectNothingLeaked, journeyShortcuts, openOwnerPage } from './helpers/dashboard-journey.js';
 import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemoData, type DemoSample } from '../src/admin/demo-data.js';
-import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
+import { seedDemoData, type DemoSample } from '../src/cli/demo-data.js';
+import type { DeliveryWorker } from '../src/engine/delivery/worker.js';
 import { heading, record, signInToStore, type PageWatch } from './helpers/dashboard.js';
 import { closeJourney, expectNothingLeaked, journeyShortcuts, openOwnerPage, startDashboardApp } from './helpers/dashboard-journey.js';
 import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../sdk/src/index.js';
-import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
+import type { DeliveryWorker } from '../src/engine/delivery/worker.js';
 import { amqpQueue, RABBITMQ, uniqueName } from './helpers/brokers.js';
 import { heading, record, signInToStore, type PageWatch } from './helpers/dashboard.js';
 import { closeJourney, expectNothingLeaked, journeyShortcuts, openOwnerPage, startDashboardApp } from './helpers/dashboard-journey.js';

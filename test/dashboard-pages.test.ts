@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
+import type { DeliveryWorker } from '../src/engine/delivery/worker.js';
 import { userOf } from './helpers/app.js';
 import { heading, record, signInToStore, watch, type PageWatch } from './helpers/dashboard.js';
 import { closeJourney, expectNothingLeaked, journeyShortcuts, openOwnerPage, startDashboardApp } from './helpers/dashboard-journey.js';

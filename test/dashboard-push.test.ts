@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DASHBOARD_DIST } from '../src/dashboard/static.js';
+import { DASHBOARD_DIST } from '../src/server/dashboard.js';
 import { userOf } from './helpers/app.js';
 import { launchChromium } from './helpers/browser.js';
 import { heading, record, signInToStore, watch, type PageWatch } from './helpers/dashboard.js';

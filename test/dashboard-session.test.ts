@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSignInCode } from '../src/dashboard/store.js';
+import { createSignInCode } from '../src/account/sign-in-store.js';
 import { userOf } from './helpers/app.js';
 import { heading, signInToStore, watch, type PageWatch } from './helpers/dashboard.js';
 import { closeJourney, expectNothingLeaked, openOwnerPage, startDashboardApp } from './helpers/dashboard-journey.js';

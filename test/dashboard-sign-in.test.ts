@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSignInCode, SESSION_TTL_MS, SIGN_IN_CODE_TTL_MS } from '../src/dashboard/store.js';
+import { createSignInCode, SESSION_TTL_MS, SIGN_IN_CODE_TTL_MS } from '../src/account/sign-in-store.js';
 import { hashToken } from '../src/lib/tokens.js';
 import { ManualClock, startTestApp, userOf, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DASHBOARD_CSP, DASHBOARD_DIST, registerDashboard } from '../src/dashboard/static.js';
+import { DASHBOARD_CSP, DASHBOARD_DIST, registerDashboard } from '../src/server/dashboard.js';
 import { registerErrorHandler } from '../src/http/error-handler.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 

@@ -1,8 +1,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSignInCode } from '../src/dashboard/store.js';
-import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
+import { createSignInCode } from '../src/account/sign-in-store.js';
+import type { DeliveryWorker } from '../src/engine/delivery/worker.js';
 import { userOf } from './helpers/app.js';
 import { heading, record, watch, type PageWatch } from './helpers/dashboard.js';
 import { closeJourney, expectNothingLeaked, journeyShortcuts, openOwnerPage, startDashboardApp } from './helpers/dashboard-journey.js';

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../src/app.js';
-import type { AppContext } from '../src/context.js';
+import { buildApp, type App } from '../src/server/app.js';
+import type { AppContext } from '../src/server/context.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { revokeApiKey } from '../src/api-keys/store.js';
-import { createContext } from '../src/runtime.js';
-import { DeliveryWorker } from '../src/webhooks/engine/worker.js';
+import { createContext } from '../src/server/runtime.js';
+import { DeliveryWorker } from '../src/engine/delivery/worker.js';
 import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
 import { cliBuilt, freePort, startServer } from './helpers/cli.js';
 import { POSTGRES_URL } from './helpers/db.js';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/app.js';
+import { buildApp } from '../src/server/app.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { loggerOptions } from '../src/http/logger.js';
-import { createContext } from '../src/runtime.js';
+import { createContext } from '../src/server/runtime.js';
 import { startTestApp, testConfig } from './helpers/app.js';
 import { POSTGRES_URL } from './helpers/db.js';
 import { eventually } from './helpers/delivery.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';
-import { EVENT_TYPES } from '../src/events/catalog.js';
+import { EVENT_TYPES } from '../src/engine/log/catalog.js';
 
 /** The event log: its bodies, its filters, and the stored body served byte for byte. */
 describe('events', () => {

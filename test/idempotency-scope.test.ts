@@ -1,8 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { deleteExpiredKeys } from '../src/idempotency/cleanup.js';
-import { IDEMPOTENCY_TTL_MS } from '../src/idempotency/store.js';
+import { deleteExpiredKeys } from '../src/http/idempotency/cleanup.js';
+import { IDEMPOTENCY_TTL_MS } from '../src/http/idempotency/store.js';
 import { startTestApp, userOf, type ManualClock, type TestApp } from './helpers/app.js';
 import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';
 import { expectError, ok } from './helpers/expect.js';

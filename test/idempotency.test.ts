@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyScope, lockNumber } from '../src/idempotency/store.js';
+import { keyScope, lockNumber } from '../src/http/idempotency/store.js';
 import type { TestApp } from './helpers/app.js';
 import { eventually } from './helpers/delivery.js';
 import { expectError, ok } from './helpers/expect.js';

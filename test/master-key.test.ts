@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDemo } from '../src/admin/demo.js';
-import { ConfigError } from '../src/config.js';
+import { createDemo } from '../src/cli/demo.js';
+import { ConfigError } from '../src/lib/config.js';
 import { SecretBox } from '../src/lib/secretbox.js';
-import { findResponse, keyScope, saveResponse } from '../src/idempotency/store.js';
-import { keyMatches, rotateMasterKey, verifyMasterKey } from '../src/ops/master-key.js';
+import { findResponse, keyScope, saveResponse } from '../src/http/idempotency/store.js';
+import { keyMatches, rotateMasterKey, verifyMasterKey } from '../src/server/master-key.js';
 import { createEndpoint, rotateSecret, signingSecrets } from '../src/webhooks/endpoints/store.js';
 import { openHeaders } from '../src/webhooks/endpoints/headers.js';
 import { openTestDb, type TestDb } from './helpers/db.js';

@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../src/api-keys/store.js';
-import { REVOCATION_CHANNEL } from '../src/auth/cache.js';
+import { REVOCATION_CHANNEL } from '../src/http/auth/cache.js';
 import { channelSql, listenChannel } from '../src/db/channels.js';
 import type { Db } from '../src/db/db.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { EVENT_CHANNEL } from '../src/events/channel.js';
-import { DELIVERY_CHANNEL } from '../src/webhooks/engine/handoff.js';
+import { EVENT_CHANNEL } from '../src/engine/log/channel.js';
+import { DELIVERY_CHANNEL } from '../src/engine/delivery/handoff.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { POSTGRES_URL, asAdmin, openTestDb, type TestDb } from './helpers/db.js';
 import { addEndpoint, createProduct, eventually } from './helpers/delivery.js';

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { registerErrorHandler } from '../src/http/error-handler.js';
 import { ErrorBody } from '../src/http/errors.js';
 import { compileValidator } from '../src/http/validation.js';
-import { POST_HEADERS, type PostHeader } from '../src/openapi/conventions.js';
-import { registerOpenApi } from '../src/openapi/plugin.js';
+import { POST_HEADERS, type PostHeader } from '../src/server/openapi/conventions.js';
+import { registerOpenApi } from '../src/server/openapi/plugin.js';
 import type { Doc, Operation } from './helpers/openapi-doc.js';
 
 describe('route conventions', () => {

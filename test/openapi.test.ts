@@ -3,15 +3,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_CATALOG } from '../src/events/catalog.js';
+import { EVENT_CATALOG } from '../src/engine/log/catalog.js';
 import { ERROR_STATUS } from '../src/http/errors.js';
-import { TAGS } from '../src/openapi/document.js';
+import { TAGS } from '../src/server/openapi/document.js';
 import { SDK_TYPES_FILE, sdkTypes } from '../scripts/sdk-types.mjs';
 import { PUBLIC_URL, startTestApp, type TestApp } from './helpers/app.js';
 import { ok } from './helpers/expect.js';
-import { OPS_PATHS } from '../src/ops/routes.js';
-import { DASHBOARD_PATHS } from '../src/dashboard/static.js';
-import { DOCS_PATHS } from '../src/openapi/docs.js';
+import { OPS_PATHS } from '../src/server/ops-routes.js';
+import { DASHBOARD_PATHS } from '../src/server/dashboard.js';
+import { DOCS_PATHS } from '../src/server/openapi/docs.js';
 import { registeredRoutes } from './helpers/routes.js';
 import type { Doc, Operation } from './helpers/openapi-doc.js';
 
@@ -48,7 +48,7 @@ describe('GET /openapi.json', () => {
     const registered = registeredRoutes(t.app);
     for (const route of registered) expect(t.app.hasRoute({ method: route.method as 'GET', url: route.path })).toBe(true);
     const served = registered
-      // The document, its reference page and the operational routes (ops/routes.ts) are not part of the API.
+      // The document, its reference page and the operational routes (server/ops-routes.ts) are not part of the API.
       .filter((r) => !['/openapi.json', ...DOCS_PATHS, ...OPS_PATHS, ...DASHBOARD_PATHS].includes(r.path))
       .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`)
       .sort();

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/app.js';
+import { buildApp } from '../src/server/app.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { RedisRateLimitStore } from '../src/ratelimit/redis.js';
-import { createContext } from '../src/runtime.js';
+import { RedisRateLimitStore } from '../src/http/ratelimit/redis.js';
+import { createContext } from '../src/server/runtime.js';
 import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
 import { eventually } from './helpers/delivery.js';
 import { expectError, ok } from './helpers/expect.js';

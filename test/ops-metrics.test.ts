@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/app.js';
+import { buildApp } from '../src/server/app.js';
 import { ManualClock } from '../src/lib/clock.js';
-import { createContext } from '../src/runtime.js';
+import { createContext } from '../src/server/runtime.js';
 import { startTestApp, testConfig, type TestApp } from './helpers/app.js';
 import { addEndpoint, createProduct, endpointState, testWorker } from './helpers/delivery.js';
 import { expectError, ok } from './helpers/expect.js';

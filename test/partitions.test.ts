@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensurePartitions, listPartitions, PARTITIONED } from '../src/db/partitions.js';
 import { ManualClock } from '../src/lib/clock.js';
-import { listArchives, openArchive, restoreArchive } from '../src/ops/archive.js';
-import { runRetention } from '../src/ops/retention.js';
+import { listArchives, openArchive, restoreArchive } from '../src/server/archive.js';
+import { runRetention } from '../src/server/retention.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { addEndpoint, createProduct } from './helpers/delivery.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.js';
 import { ManualClock } from '../src/lib/clock.js';
-import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
+import type { DeliveryWorker } from '../src/engine/delivery/worker.js';
 import { PUBLIC_URL, startTestApp, userOf, type TestApp } from './helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, endpointState, eventually, testWorker } from './helpers/delivery.js';
 import { ok } from './helpers/expect.js';

@@ -1,6 +1,6 @@
 import { createECDH } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NOTIFICATION_CATALOG } from '../src/notifications/catalog.js';
+import { NOTIFICATION_CATALOG } from '../src/engine/notices.js';
 import { MAX_DEVICES } from '../src/notifications/push/devices.js';
 import { startTestApp, userOf, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';

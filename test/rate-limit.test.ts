@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
-import { addressKey } from '../src/ratelimit/hooks.js';
-import { MemoryRateLimitStore } from '../src/ratelimit/memory.js';
+import { ConfigError, loadConfig } from '../src/lib/config.js';
+import { addressKey } from '../src/http/ratelimit/hooks.js';
+import { MemoryRateLimitStore } from '../src/http/ratelimit/memory.js';
 import { ManualClock, startTestApp, userOf, type TestApp } from './helpers/app.js';
 import { checkAgainstModel, sequences } from './helpers/rate-model.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/lib/clock.js';
-import { runRetention } from '../src/ops/retention.js';
+import { runRetention } from '../src/server/retention.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { addEndpoint, createProduct } from './helpers/delivery.js';
 import { sample } from './helpers/metrics.js';

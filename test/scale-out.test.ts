@@ -13,7 +13,7 @@ const ENDPOINTS = 3;
 
 /**
  * Settings of every process. The lease is short so that the killed worker's leased rows come back
- * within the test; it must be more than twice the delivery time-out (src/config.ts), and the
+ * within the test; it must be more than twice the delivery time-out (src/lib/config.ts), and the
  * time-out longer than the receivers hold requests during the fault, so no attempt fails.
  */
 const SETTINGS = {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from '../src/events/catalog.js';
+import { EVENT_TYPES } from '../src/engine/log/catalog.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, pathOf, type TestApp } from './helpers/app.js';
 import { deliveryCalls, startDeliveries, type Delivery } from './helpers/delivery-list.js';
 import { expectError } from './helpers/expect.js';
-import { EVENT_TYPES } from '../src/events/catalog.js';
+import { EVENT_TYPES } from '../src/engine/log/catalog.js';
 
 const LIST_FIELDS = [
   'id', 'endpointId', 'eventId', 'eventType', 'workspaceId', 'status', 'attempt', 'createdAt',

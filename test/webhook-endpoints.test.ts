@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_CATALOG } from '../src/events/catalog.js';
+import { EVENT_CATALOG } from '../src/engine/log/catalog.js';
 import { findEndpoint, signingSecrets } from '../src/webhooks/endpoints/store.js';
 import { ManualClock, pathOf, startTestApp, userOf, type TestApp } from './helpers/app.js';
 import { endpointCreator, unlimited, URL_A } from './helpers/webhook-endpoints.js';

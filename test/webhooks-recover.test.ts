@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.js';
-import type { DeliveryWorker } from '../src/webhooks/engine/worker.js';
+import type { DeliveryWorker } from '../src/engine/delivery/worker.js';
 import type { ManualClock, TestApp } from './helpers/app.js';
 import { addEndpoint, closeAppAndReceiver, createProduct, deliveriesOf, eventually, testWorker } from './helpers/delivery.js';
 import { expectError } from './helpers/expect.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AppContext } from '../src/context.js';
+import type { AppContext } from '../src/server/context.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { runRetention } from '../src/ops/retention.js';
+import { runRetention } from '../src/server/retention.js';
 import { rollupHorizon, runRollup } from '../src/webhooks/attempts/rollup.js';
 import { ManualClock, type TestApp } from './helpers/app.js';
 import { POSTGRES_URL } from './helpers/db.js';

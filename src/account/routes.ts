@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { EXAMPLE_EMAIL, EXAMPLE_WORKSPACE_ID, exampleId } from '../openapi/examples.js';
+import { EXAMPLE_EMAIL, EXAMPLE_WORKSPACE_ID, exampleId } from '../http/examples.js';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/db.js';
 import { ExpandParam } from '../http/expand.js';

@@ -1,5 +1,5 @@
-import { ORG_ROLE_PERMISSIONS, WORKSPACE_ROLE_PERMISSIONS, API_KEY_PERMISSIONS, resolveWorkspaceRole, type OrgRole, type WorkspaceRole } from '../auth/permissions.js';
-import type { Principal } from '../auth/principal.js';
+import { ORG_ROLE_PERMISSIONS, WORKSPACE_ROLE_PERMISSIONS, API_KEY_PERMISSIONS, resolveWorkspaceRole, type OrgRole, type WorkspaceRole } from '../lib/permissions.js';
+import type { Principal } from '../http/auth/principal.js';
 import type { Queryable } from '../db/db.js';
 
 export interface WorkspaceSummary {

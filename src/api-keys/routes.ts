@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { EXAMPLE_WORKSPACE_ID, exampleId } from '../openapi/examples.js';
+import { EXAMPLE_WORKSPACE_ID, exampleId } from '../http/examples.js';
 import type { FastifyInstance } from 'fastify';
-import type { CredentialCache } from '../auth/cache.js';
+import type { CredentialCache } from '../http/auth/cache.js';
 import type { Db } from '../db/db.js';
 import { ListOf, type ListContext } from '../http/list.js';
 import type { Mount } from '../http/mount.js';

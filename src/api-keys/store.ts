@@ -1,4 +1,4 @@
-import { REVOCATION_CHANNEL } from '../auth/cache.js';
+import { REVOCATION_CHANNEL } from '../http/auth/cache.js';
 import { channelSql } from '../db/channels.js';
 import type { Queryable } from '../db/db.js';
 import { Where } from '../db/where.js';

@@ -1,4 +1,4 @@
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../server/context.js';
 import type { parseFlags } from './args.js';
 
 /** One `svc admin` sub-command: its usage line, its flags and what it does. */

@@ -1,5 +1,5 @@
 import { listAllApiKeys } from '../api-keys/store.js';
-import { exists, listAllOrganizations, listAllUsers, listAllWorkspaces } from '../admin/store.js';
+import { exists, listAllOrganizations, listAllUsers, listAllWorkspaces } from '../account/admin.js';
 import type { Queryable } from '../db/db.js';
 import { CliError } from './args.js';
 import { str, type AdminCommand } from './admin-command.js';

@@ -8,8 +8,8 @@ import {
   createUser,
   createWorkspace,
   revokePersonalAccessToken,
-} from '../admin/store.js';
-import type { OrgRole, WorkspaceRole } from '../auth/permissions.js';
+} from '../account/admin.js';
+import type { OrgRole, WorkspaceRole } from '../lib/permissions.js';
 import { parseDuration } from '../lib/durations.js';
 import { toIso } from '../lib/iso.js';
 import { isEmail } from '../lib/email.js';

@@ -1,7 +1,7 @@
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../lib/config.js';
 import { parseDuration } from '../lib/durations.js';
-import { ArchiveError, listArchives, openArchive, restoreArchive } from '../ops/archive.js';
-import { openContext } from '../runtime.js';
+import { ArchiveError, listArchives, openArchive, restoreArchive } from '../server/archive.js';
+import { openContext } from '../server/runtime.js';
 import { UsageError, output, parseFlags } from './args.js';
 
 export const ARCHIVE_HELP = `svc archive list [--dir DIR] [--json]
@@ -12,7 +12,7 @@ svc archive restore FILE [--for 7d] [--json]
   are read and replayed through the API again, until the time printed (now + --for), when retention
   retires them again.`;
 
-/** `svc archive list|restore` (ops/archive.ts). */
+/** `svc archive list|restore` (server/archive.ts). */
 export async function archiveCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === '--help' || sub === '-h') return void console.log(ARCHIVE_HELP);

@@ -1,4 +1,4 @@
-import { createSignInCode, findUserByIdOrEmail, signInUrl } from '../dashboard/store.js';
+import { createSignInCode, findUserByIdOrEmail, signInUrl } from '../account/sign-in-store.js';
 import { toIso } from '../lib/iso.js';
 import { CliError } from './args.js';
 import { str, type AdminCommand } from './admin-command.js';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DemoSet } from '../admin/demo.js';
+import type { DemoSet } from './demo.js';
 import type { Queryable } from '../db/db.js';
 
 /** Where `svc serve --demo` keeps the demo set it seeded (mode 0600, beside the master key). */

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../lib/config.js';
 import { CliError, output } from './args.js';
 import { demoFile, demoOwner, readDemo } from './demo-file.js';
 import { demoText } from './demo-text.js';

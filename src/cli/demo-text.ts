@@ -1,4 +1,4 @@
-import type { DemoSet } from '../admin/demo.js';
+import type { DemoSet } from './demo.js';
 
 /** The lines a person reads about a demo set's first workspace: its keys, the owner's token, a first request. */
 export function demoSummary(demo: DemoSet): string[] {

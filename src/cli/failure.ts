@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../lib/config.js';
 import { DatabaseUnavailableError } from '../db/db.js';
 import { DataDirInUseError } from '../db/embedded/lock.js';
 import { CliError, UsageError } from './args.js';

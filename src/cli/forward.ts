@@ -1,4 +1,4 @@
-import { sign } from '../webhooks/sign.js';
+import { sign } from '../engine/delivery/sign.js';
 import type { StreamedEvent } from './event-source.js';
 
 /** How long the local server has to answer a forwarded event. */

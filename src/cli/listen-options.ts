@@ -1,5 +1,5 @@
-import { subscriptionPatterns } from '../events/patterns.js';
-import { newSigningSecret } from '../webhooks/secrets.js';
+import { subscriptionPatterns } from '../engine/log/patterns.js';
+import { newSigningSecret } from '../engine/delivery/secrets.js';
 import { UsageError } from './args.js';
 import { CONNECTION_FLAGS, CONNECTION_HELP, connectionOf, isHttpUrl, type Connection } from './connection.js';
 

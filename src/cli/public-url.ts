@@ -1,6 +1,6 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../lib/config.js';
 import { alive, lockHolder } from '../db/embedded/lock.js';
 
 /** The file in which a running `svc serve` tells the other commands of its data folder where it serves. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { SecretBox, parseMasterKey } from '../lib/secretbox.js';
-import { checkValue, rotateMasterKey } from '../ops/master-key.js';
-import { storeMasterKeyFile } from '../runtime.js';
+import { checkValue, rotateMasterKey } from '../server/master-key.js';
+import { storeMasterKeyFile } from '../server/runtime.js';
 import { UsageError, required } from './args.js';
 import { str, type AdminCommand } from './admin-command.js';
 
@@ -13,7 +13,7 @@ function newKey(text: string): Buffer {
 
 /**
  * `svc admin rotate-master-key --new KEY`: re-encrypts every secret under KEY in one transaction
- * (ops/master-key.ts). The current key is the one the command runs with (SVC_MASTER_KEY, or the
+ * (server/master-key.ts). The current key is the one the command runs with (SVC_MASTER_KEY, or the
  * data folder's key file, which then receives the new key). `--new -` reads KEY from standard
  * input, so it need not appear in the process list or the shell's history.
  */

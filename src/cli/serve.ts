@@ -1,23 +1,23 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { writeFileSync } from 'node:fs';
-import { createDemo, type DemoSet } from '../admin/demo.js';
-import { buildApp } from '../app.js';
-import { createSignInCode, signInUrl } from '../dashboard/store.js';
+import { createDemo, type DemoSet } from './demo.js';
+import { buildApp } from '../server/app.js';
+import { createSignInCode, signInUrl } from '../account/sign-in-store.js';
 import { terminalLines } from '../http/log-lines.js';
 import { loggerOptions } from '../http/logger.js';
-import type { Config } from '../config.js';
-import type { AppContext } from '../context.js';
+import type { Config } from '../lib/config.js';
+import type { AppContext } from '../server/context.js';
 import { keepStatistics } from '../db/statistics.js';
-import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
-import { startPartitions } from '../ops/partitions.js';
-import { startRetention } from '../ops/retention.js';
-import { boundPort, startOpsServer } from '../ops/server.js';
+import { startIdempotencyCleanup } from '../http/idempotency/cleanup.js';
+import { startPartitions } from '../server/partitions.js';
+import { startRetention } from '../server/retention.js';
+import { boundPort, startOpsServer } from '../server/metrics-server.js';
 import { startTracing, stopTracing } from '../ops/tracing/start.js';
-import { openContext } from '../runtime.js';
+import { openContext } from '../server/runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
 import { startAlerts } from '../webhooks/alerts/check.js';
-import type { DeliveryWorkerOptions } from '../webhooks/engine/worker.js';
-import { startWorkers } from '../webhooks/engine/workers.js';
+import type { DeliveryWorkerOptions } from '../engine/delivery/worker.js';
+import { startWorkers } from '../engine/delivery/workers.js';
 import { demoFile, demoOwner, readDemo } from './demo-file.js';
 import { demoSummary, tryLine } from './demo-text.js';
 import { recordPublicUrl } from './public-url.js';
@@ -55,7 +55,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   // Notifications not yet pushed (another process's, or left by a stop) are looked for now and every minute; app.close() stops it.
   ctx.push.start((err, during) => app.log.error({ err }, `${during} failed`));
 
-  // Requests in progress finish and new ones get 503 (app.ts), attempts in flight end and are
+  // Requests in progress finish and new ones get 503 (server/app.ts), attempts in flight end and are
   // recorded (up to the delivery time-out); a stop that cannot finish (the database silent) still
   // exits, once the deadline has passed.
   const stop = async (signal: string) => {

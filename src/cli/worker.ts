@@ -1,15 +1,15 @@
-import type { Config } from '../config.js';
+import type { Config } from '../lib/config.js';
 import { keepStatistics } from '../db/statistics.js';
-import { startIdempotencyCleanup } from '../idempotency/cleanup.js';
-import { logOutages } from '../ops/outages.js';
-import { startPartitions } from '../ops/partitions.js';
-import { startRetention } from '../ops/retention.js';
-import { boundPort, startOpsServer } from '../ops/server.js';
+import { startIdempotencyCleanup } from '../http/idempotency/cleanup.js';
+import { logOutages } from '../server/outages.js';
+import { startPartitions } from '../server/partitions.js';
+import { startRetention } from '../server/retention.js';
+import { boundPort, startOpsServer } from '../server/metrics-server.js';
 import { startTracing, stopTracing } from '../ops/tracing/start.js';
-import { openContext } from '../runtime.js';
+import { openContext } from '../server/runtime.js';
 import { startRollup } from '../webhooks/attempts/rollup.js';
 import { startAlerts } from '../webhooks/alerts/check.js';
-import { startWorkers } from '../webhooks/engine/workers.js';
+import { startWorkers } from '../engine/delivery/workers.js';
 import { exitAfter, recordUntil, stopDeadlineMs, stopSignals } from './signals.js';
 
 export const WORKER_HELP = `svc worker

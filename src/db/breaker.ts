@@ -1,4 +1,4 @@
-import { DatabaseUnavailableError } from './db.js';
+import { DatabaseUnavailableError, type Availability } from './db.js';
 
 /**
  * The first wait after a failure; each further failure doubles it, up to MAX_WAIT_MS: short, so
@@ -8,8 +8,6 @@ import { DatabaseUnavailableError } from './db.js';
 const FIRST_WAIT_MS = 100;
 const MAX_WAIT_MS = 200;
 
-/** The database went down (`cause`), or came back after `downMs` during which `refused` statements were refused. */
-export type Availability = { down: true; cause: unknown } | { down: false; downMs: number; refused: number };
 
 /**
  * Whether the database is known to be down, shared by a process's pools. A connection that could

@@ -1,4 +1,3 @@
-import type { Availability } from './breaker.js';
 /** What every store needs from the database (postgres.ts implements it). */
 export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -10,9 +9,10 @@ export interface OpenTransaction extends Queryable {
   rollback(): Promise<void>;
 }
 
-/** Connections of a pool at one moment, for the metrics (read at scrape time, never per query). */
-export type { Availability };
+/** The database went down (`cause`), or came back after `downMs` during which `refused` statements were refused. */
+export type Availability = { down: true; cause: unknown } | { down: false; downMs: number; refused: number };
 
+/** Connections of a pool at one moment, for the metrics (read at scrape time, never per query). */
 export interface PoolStats {
   total: number;
   idle: number;
@@ -40,7 +40,7 @@ export interface Db extends Queryable {
   tx<T>(fn: (q: Queryable) => Promise<T>, options?: { unbounded?: boolean }): Promise<T>;
   /**
    * Opens a transaction that every query and tx of this Db made inside its run() joins, so a
-   * request's whole change commits or rolls back as one (idempotency keys: src/idempotency/).
+   * request's whole change commits or rolls back as one (idempotency keys: src/http/idempotency/).
    */
   openScope(): Promise<ScopedTransaction>;
   /**

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../lib/config.js';
 import type { Db } from './db.js';
 import { folderServer } from './embedded/folder.js';
 import { openPostgres } from './postgres.js';

@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { statementSpan } from '../ops/trace.js';
+import { statementSpan } from '../lib/trace.js';
 import { Breaker } from './breaker.js';
 import { DatabaseUnavailableError } from './db.js';
 import { guardRejections, openDriver, type PoolOptions } from './driver.js';
@@ -216,7 +216,7 @@ export class Pool {
     await this.sql.end({ timeout: this.breaker.down ? 0 : 5 });
   }
 
-  /** `text` is the statement's, without its values: what its span shows when tracing is on (ops/trace.ts). */
+  /** `text` is the statement's, without its values: what its span shows when tracing is on (lib/trace.ts). */
   private async answer<T>(sql: postgres.Sql, pending: Pending, deadlineMs: number, text: string, probe = false, reserved = false): Promise<T[]> {
     this.inUse++;
     const span = statementSpan(text);

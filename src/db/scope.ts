@@ -3,7 +3,7 @@ import type { Db, OpenTransaction, Queryable, ScopedTransaction } from './db.js'
 
 /**
  * Request transactions ("scopes"). A POST sent with an Idempotency-Key must store its response in
- * the same transaction as its change (src/idempotency/): if the change committed, so did the
+ * the same transaction as its change (src/http/idempotency/): if the change committed, so did the
  * response a retry gets back. Handlers, stores and the outbox take `ctx.db` and know nothing of
  * this: inside a scope's run(), every query of that Db goes to the scope's transaction and every
  * tx() becomes a savepoint of it. The scope is found through an AsyncLocalStorage, so it follows

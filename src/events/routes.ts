@@ -7,9 +7,9 @@ import type { ListContext } from '../http/list.js';
 import { WorkspaceHeader, type Mount } from '../http/mount.js';
 import { resource } from '../http/resource.js';
 import { isId } from '../lib/ids.js';
-import { findSentUnder } from '../outbox/deliveries.js';
+import { findSentUnder } from '../engine/outbox/deliveries.js';
 import { EventList, EventListQuery } from './schemas.js';
-import { findEventBody, listEvents } from './store.js';
+import { findEventBody, listEvents } from '../engine/log/store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:events:read' } as const;
 

@@ -1,8 +1,8 @@
 import { Type, type TObject } from '@sinclair/typebox';
-import { exampleId } from '../openapi/examples.js';
+import { exampleId } from '../http/examples.js';
 import { ListOf } from '../http/list.js';
 import { PageQuery } from '../http/pagination.js';
-import { EVENT_CATALOG, EVENT_TYPES, EventTypeFilter, type EventType } from './catalog.js';
+import { EVENT_CATALOG, EVENT_TYPES, EventTypeFilter, type EventType } from '../engine/log/catalog.js';
 
 export { EventTypeFilter };
 

@@ -32,7 +32,7 @@ function toApiError(error: FastifyError & { code?: string }): ApiError {
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
-    // The database's outages are logged once each (ops/outages.ts), not per request refused.
+    // The database's outages are logged once each (server/outages.ts), not per request refused.
     if (apiError.code === 'UNAVAILABLE') request.log.debug({ reason: error.message }, 'request refused: the database is unavailable');
     else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     if (apiError.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');

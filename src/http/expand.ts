@@ -4,7 +4,7 @@ import { validation } from './errors.js';
 /**
  * The `expand` query parameter of a route offering `names`. It is validated as text by parseExpand
  * (which names an unknown field and lists the available ones); the OpenAPI document shows it as the
- * array of `names` it is, written comma-separated (`x-expand`, see openapi/document.ts).
+ * array of `names` it is, written comma-separated (`x-expand`, see server/openapi/document.ts).
  */
 export function ExpandParam(names: readonly string[]) {
   return Type.Optional(Type.String({ maxLength: 200, description: `Comma-separated names to expand, one level: ${names.join(', ')}.`, 'x-expand': names }));

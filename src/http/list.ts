@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { EXAMPLE_PAGE_URL } from '../openapi/examples.js';
+import { EXAMPLE_PAGE_URL } from './examples.js';
 import type { FastifyRequest } from 'fastify';
 import { validation } from './errors.js';
 import type { Cursor, Page } from '../db/keyset.js';

@@ -1,6 +1,6 @@
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import type { IdPrefix } from '../lib/ids.js';
-import { EXAMPLE_WORKSPACE_ID } from '../openapi/examples.js';
+import { EXAMPLE_WORKSPACE_ID } from './examples.js';
 
 /**
  * Workspace resources answer at `/v1/<resource>` and at `/v1/workspaces/{workspaceId}/<resource>`;
@@ -34,7 +34,7 @@ export const WorkspaceHeader = Type.Object({
 
 /**
  * Path parameters are any short string: an id of the wrong shape is a 404, never a 400 or 500.
- * The document shows the id's shape (openapi/document.ts turns `x-id-prefix` into a pattern),
+ * The document shows the id's shape (server/openapi/document.ts turns `x-id-prefix` into a pattern),
  * which validation leaves alone.
  */
 export function IdParam(prefix: IdPrefix, description: string) {

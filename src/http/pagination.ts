@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Cursor } from '../db/keyset.js';
 import { safeEqual } from '../lib/secretbox.js';
-import { EXAMPLE_PAGE } from '../openapi/examples.js';
+import { EXAMPLE_PAGE } from './examples.js';
 import { validation } from './errors.js';
 
 /**

@@ -61,7 +61,7 @@ interface Operation {
   description?: string;
   /** The resource's `read` for reads and `write` for changes, unless given. */
   auth?: Access;
-  /** Error codes beyond those every route of its kind gives (openapi/conventions.ts). */
+  /** Error codes beyond those every route of its kind gives (server/openapi/conventions.ts). */
   errors?: ErrorCode[];
   /** Below the collection's path, or below the item's (e.g. `/rotate-secret`). */
   path?: string;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteAuth } from '../auth/principal.js';
+import type { RouteAuth } from './auth/principal.js';
 
 export type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
 
@@ -16,7 +16,7 @@ export function withHook<T>(hooks: T | T[] | undefined, hook: T): T[] {
  * Adds a hook of `phase` to every route under /v1/ for which `pick`, given the route's `auth`,
  * returns one; with `unmatched`, that hook also runs for a path under /v1/ that matches no route.
  * The matched route decides, not the raw URL: the router decodes `/%761/products` to /v1/products.
- * Hooks run in the order their `perRoute` calls were made (app.ts sets it).
+ * Hooks run in the order their `perRoute` calls were made (server/app.ts sets it).
  */
 export function perRoute(app: FastifyInstance, phase: 'onRequest' | 'preValidation', pick: (auth: RouteAuth | undefined) => Hook | null, unmatched?: Hook): void {
   app.addHook('onRoute', (route) => {

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { EXAMPLE_WORKSPACE_ID, exampleId } from '../openapi/examples.js';
+import { EXAMPLE_WORKSPACE_ID, exampleId } from '../http/examples.js';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/db.js';
 import { ListOf, type ListContext } from '../http/list.js';
@@ -7,7 +7,7 @@ import { PageQuery } from '../http/pagination.js';
 import { resource } from '../http/resource.js';
 import type { Clock } from '../lib/clock.js';
 import type { PushQueue } from './push/queue.js';
-import { NOTIFICATION_CATALOG } from './catalog.js';
+import { NOTIFICATION_CATALOG } from '../engine/notices.js';
 import { listNotifications, markNotificationRead, toView } from './store.js';
 
 /** Notifications belong to a person, so only a personal access token has any; no workspace is bound. */

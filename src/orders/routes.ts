@@ -6,7 +6,7 @@ import type { ListContext } from '../http/list.js';
 import { WorkspaceHeader, type Mount } from '../http/mount.js';
 import { resource } from '../http/resource.js';
 import type { Clock } from '../lib/clock.js';
-import type { Outbox } from '../outbox/outbox.js';
+import type { Outbox } from '../engine/outbox/outbox.js';
 import { ORDER_EXPANDS, OrderCreate, OrderList, OrderListQuery, OrderUpdate } from './schemas.js';
 import { prepareOrder } from './service.js';
 import { ORDER_ACTIONS, invalidState, type OrderActionName } from './states.js';

@@ -5,7 +5,7 @@ import { ListOf } from '../http/list.js';
 import { PageQuery } from '../http/pagination.js';
 import { Metadata, StringMap } from '../http/string-map.js';
 import { Amount, Currency } from '../lib/money.js';
-import { EXAMPLE_EMAIL, EXAMPLE_PRODUCT_NAME, exampleId } from '../openapi/examples.js';
+import { EXAMPLE_EMAIL, EXAMPLE_PRODUCT_NAME, exampleId } from '../http/examples.js';
 import { ORDER_STATUSES } from './states.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/db.js';
 import { newId } from '../lib/ids.js';
-import type { Write } from '../outbox/outbox.js';
+import type { Write } from '../engine/outbox/outbox.js';
 import { findOrderedProducts } from './products.js';
 import { priceLineItems } from './pricing.js';
 import type { LineItemView, OrderCreateInput } from './schemas.js';

@@ -1,4 +1,4 @@
-import type { EventType } from '../events/catalog.js';
+import type { EventType } from '../engine/log/catalog.js';
 import { ApiError } from '../http/errors.js';
 
 /**

@@ -3,7 +3,7 @@ import { fetchPage, type Cursor, type Page } from '../db/keyset.js';
 import { assignments } from '../db/named.js';
 import { Where } from '../db/where.js';
 import { shape, type Row } from '../http/shape.js';
-import type { Write } from '../outbox/outbox.js';
+import type { Write } from '../engine/outbox/outbox.js';
 import { Order, OrderLineItem, type LineItemView, type OrderUpdateInput, type OrderView } from './schemas.js';
 import { ORDER_ACTIONS, type OrderActionName, type OrderStatus } from './states.js';
 

@@ -1,7 +1,7 @@
 import { DatabaseUnavailableError, type Db } from '../db/db.js';
 import { newId } from '../lib/ids.js';
-import { currentTrace } from '../ops/trace.js';
-import type { Outbox, Write } from '../outbox/outbox.js';
+import { currentTrace } from '../lib/trace.js';
+import type { Outbox, Write } from '../engine/outbox/outbox.js';
 import type { ProductCreateInput } from './schemas.js';
 import { PRODUCT_COLUMNS, productSubject, type ProductRow } from './store.js';
 
@@ -58,7 +58,7 @@ interface Pending {
  * waits one turn of the event loop. Each creation keeps its own id, time and event. If the database
  * refuses a batch, its creations are written one by one, so only a creation that fails on its own
  * fails; if it does not answer, the whole batch fails at once.
- * One per process, built at start (runtime.ts).
+ * One per process, built at start (server/runtime.ts).
  */
 export class ProductCreations {
   private queue: Pending[] = [];

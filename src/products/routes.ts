@@ -6,7 +6,7 @@ import type { ListContext } from '../http/list.js';
 import { WorkspaceHeader, type Mount } from '../http/mount.js';
 import { resource } from '../http/resource.js';
 import type { Clock } from '../lib/clock.js';
-import type { Outbox } from '../outbox/outbox.js';
+import type { Outbox } from '../engine/outbox/outbox.js';
 import type { ProductCreations } from './create-batch.js';
 import { Deleted, ProductCreate, ProductList, ProductUpdate } from './schemas.js';
 import { deleteProduct, findProduct, listProductsJson, toView, updateProduct, type ProductRow } from './store.js';

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ListOf } from '../http/list.js';
 import { Metadata, StringMap } from '../http/string-map.js';
 import { Amount, Currency } from '../lib/money.js';
-import { EXAMPLE_PRODUCT_NAME, exampleId } from '../openapi/examples.js';
+import { EXAMPLE_PRODUCT_NAME, exampleId } from '../http/examples.js';
 
 const DESCRIPTION = 'Single-origin beans from Huila, Colombia, roasted for espresso.';
 

@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { Queryable } from '../db/db.js';
 import { assignments } from '../db/named.js';
-import type { Write } from '../outbox/outbox.js';
+import type { Write } from '../engine/outbox/outbox.js';
 import { Where } from '../db/where.js';
 import { fetchPage, type Cursor, type Page } from '../db/keyset.js';
 import { shape, type Row } from '../http/shape.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import { checkAlerts } from '../../src/webhooks/alerts/check.js';
-import type { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import type { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { startTestApp, userOf, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, testWorker } from '../helpers/delivery.js';
 import { ok } from '../helpers/expect.js';

@@ -3,7 +3,7 @@ import type { Db } from '../../src/db/db.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { checkAlerts, type AlertDeps } from '../../src/webhooks/alerts/check.js';
-import type { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import type { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { startTestApp, userOf, type TestApp } from '../helpers/app.js';
 import { POSTGRES_URL } from '../helpers/db.js';
 import { addEndpoint, createProduct, endpointState, testWorker } from '../helpers/delivery.js';

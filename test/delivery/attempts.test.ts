@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
-import { MAX_RESPONSE_BODY_BYTES } from '../../src/webhooks/destinations/sender.js';
-import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import { MAX_RESPONSE_BODY_BYTES } from '../../src/engine/destinations/sender.js';
+import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { pathOf, startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf } from '../helpers/delivery.js';
 import { expectError } from '../helpers/expect.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
-import type { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import type { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { startTestApp, userOf, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, endpointState, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

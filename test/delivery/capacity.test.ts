@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Capacity, LAG_HIGH_MS, SUSTAINED, WINDOW, type Load } from '../../src/webhooks/engine/capacity.js';
-import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import { Capacity, LAG_HIGH_MS, SUSTAINED, WINDOW, type Load } from '../../src/engine/delivery/capacity.js';
+import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually } from '../helpers/delivery.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

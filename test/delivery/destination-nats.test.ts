@@ -109,8 +109,8 @@ describe.skipIf(missing('nats'))('NATS JetStream destination', () => {
       const amqp = await strict.call(strict.demo.workspaces[0].apiKey, 'POST', '/v1/webhooks/endpoints', { url: 'amqp://guest:guest@127.0.0.1:5672/', subscribedEvents: ['product.*'] });
       expect(amqp.statusCode).toBe(400);
       // One that got in anyway (a name re-pointed later) is refused when connecting.
-      const { Destinations } = await import('../../src/webhooks/destinations/destinations.js');
-      const { HttpSender } = await import('../../src/webhooks/destinations/sender.js');
+      const { Destinations } = await import('../../src/engine/destinations/destinations.js');
+      const { HttpSender } = await import('../../src/engine/destinations/sender.js');
       const sender = new Destinations(new HttpSender({ timeoutMs: 1000, allowPrivateTargets: false }), { timeoutMs: 1000, allowPrivateTargets: false, idleMs: 1000 });
       try {
         const request = { headers: { 'webhook-id': 'whd_x', 'webhook-timestamp': '1', 'content-type': 'application/json' }, body: '{}', eventType: 'product.created' };

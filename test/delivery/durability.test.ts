@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProducts, creation } from '../../src/products/create-batch.js';
-import { writeIn } from '../../src/outbox/outbox.js';
+import { writeIn } from '../../src/engine/outbox/outbox.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, closeAppAndReceiver, createProduct, eventually, openAppAndReceiver, testWorker, verifyBySpec } from '../helpers/delivery.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { USER_AGENT } from '../../src/webhooks/engine/attempt.js';
+import { USER_AGENT } from '../../src/engine/delivery/attempt.js';
 import { userOf, type TestApp } from '../helpers/app.js';
 import { closeAppAndReceiver, createProduct, deliveriesOf, openAppAndReceiver, testWorker, verifyBySpec } from '../helpers/delivery.js';
 import type { Receiver } from '../helpers/receiver.js';

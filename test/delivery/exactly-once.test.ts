@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, eventually } from '../helpers/delivery.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

@@ -1,12 +1,12 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/lib/config.js';
 import type { Queryable } from '../../src/db/db.js';
 import { ManualClock, type Clock } from '../../src/lib/clock.js';
-import { Outbox } from '../../src/outbox/outbox.js';
+import { Outbox } from '../../src/engine/outbox/outbox.js';
 import { createProducts, creation } from '../../src/products/create-batch.js';
-import { DELIVERY_CHANNEL, HandOff } from '../../src/webhooks/engine/handoff.js';
-import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import { DELIVERY_CHANNEL, HandOff } from '../../src/engine/delivery/handoff.js';
+import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour } from '../helpers/receiver.js';
@@ -43,7 +43,7 @@ function outboxHandingOver(t: TestApp, handOff: HandOff): Outbox {
   return new Outbox(t.ctx.db, { reserve: () => handOff, committed: (...args) => t.ctx.link.committed(...args) }, t.ctx.sequencer);
 }
 
-/** Writes deliveries straight to a worker of the same process (src/webhooks/engine/handoff.ts). */
+/** Writes deliveries straight to a worker of the same process (src/engine/delivery/handoff.ts). */
 describe('direct hand-off of new deliveries', () => {
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/db/postgres.js';
-import { runAttempt } from '../../src/webhooks/engine/attempt.js';
-import { createSender } from '../../src/webhooks/destinations/destinations.js';
-import { Hold } from '../../src/webhooks/engine/hold.js';
-import type { Outcome } from '../../src/webhooks/engine/job.js';
-import { recordOutcomes } from '../../src/webhooks/engine/outcome.js';
+import { runAttempt } from '../../src/engine/delivery/attempt.js';
+import { createSender } from '../../src/engine/destinations/destinations.js';
+import { Hold } from '../../src/engine/delivery/hold.js';
+import type { Outcome } from '../../src/engine/delivery/job.js';
+import { recordOutcomes } from '../../src/engine/delivery/outcome.js';
 import { startTestApp } from '../helpers/app.js';
 import { POSTGRES_URL } from '../helpers/db.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually } from '../helpers/delivery.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Attempted, Job, Outcome } from '../../src/webhooks/engine/job.js';
-import { INITIAL_SHARE, Lanes, type Throttle } from '../../src/webhooks/engine/lanes.js';
+import type { Attempted, Job, Outcome } from '../../src/engine/delivery/job.js';
+import { INITIAL_SHARE, Lanes, type Throttle } from '../../src/engine/delivery/lanes.js';
 
 const job = (i: number, endpointId = 'whe_1') => ({ id: `whd_${endpointId}_${i}`, endpointId, endpointThrottled: false }) as unknown as Job;
 const outcome = (fields: Partial<Attempted>) =>

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
-import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createProduct, deliveriesOf } from '../helpers/delivery.js';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../helpers/receiver.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Queryable } from '../../src/db/db.js';
-import type { Outcome } from '../../src/webhooks/engine/job.js';
-import { recordOutcomes, writeHeldOutcomes } from '../../src/webhooks/engine/outcome.js';
+import type { Outcome } from '../../src/engine/delivery/job.js';
+import { recordOutcomes, writeHeldOutcomes } from '../../src/engine/delivery/outcome.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint } from '../helpers/delivery.js';
 import { successOf } from '../helpers/outcomes.js';

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { claimLocked } from '../../src/webhooks/engine/claim.js';
-import { Hold } from '../../src/webhooks/engine/hold.js';
-import type { Job, Holding } from '../../src/webhooks/engine/job.js';
-import { ClaimPosition, POSITION_MS } from '../../src/webhooks/engine/position.js';
+import { claimLocked } from '../../src/engine/delivery/claim.js';
+import { Hold } from '../../src/engine/delivery/hold.js';
+import type { Job, Holding } from '../../src/engine/delivery/job.js';
+import { ClaimPosition, POSITION_MS } from '../../src/engine/delivery/position.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct } from '../helpers/delivery.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/db/postgres.js';
-import { OutcomeRecorder } from '../../src/webhooks/engine/recorder.js';
+import { OutcomeRecorder } from '../../src/engine/delivery/recorder.js';
 import { startTestApp } from '../helpers/app.js';
 import { POSTGRES_URL } from '../helpers/db.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually } from '../helpers/delivery.js';

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
-import { attemptOffsets, maxAttempts } from '../../src/webhooks/engine/schedule.js';
+import { attemptOffsets, maxAttempts } from '../../src/engine/delivery/schedule.js';
 import { startTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, endpointState, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour, type Receiver } from '../helpers/receiver.js';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HttpSender } from '../../src/webhooks/destinations/sender.js';
+import { HttpSender } from '../../src/engine/destinations/sender.js';
 
 // The sender alone against a real server whose answers no well-behaved receiver would give.
 describe('HttpSender', () => {

@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newSigningSecret } from '../../src/webhooks/secrets.js';
-import { sign } from '../../src/webhooks/sign.js';
-import { USER_AGENT, deliveryHeaders } from '../../src/webhooks/engine/attempt.js';
+import { newSigningSecret } from '../../src/engine/delivery/secrets.js';
+import { sign } from '../../src/engine/delivery/sign.js';
+import { USER_AGENT, deliveryHeaders } from '../../src/engine/delivery/attempt.js';
 import type { TestApp } from '../helpers/app.js';
 import { addEndpoint, closeAppAndReceiver, createProduct, deliveriesOf, openAppAndReceiver, testWorker, verifyBySpec } from '../helpers/delivery.js';
 import type { Receiver } from '../helpers/receiver.js';

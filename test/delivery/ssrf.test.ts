@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
-import { checkTargetUrl, classifyAddress, guardedLookup } from '../../src/webhooks/destinations/ssrf.js';
+import { checkTargetUrl, classifyAddress, guardedLookup } from '../../src/engine/destinations/ssrf.js';
 import type { TestApp } from '../helpers/app.js';
 import { addEndpoint, closeAppAndReceiver, createProduct, deliveriesOf, openAppAndReceiver, testWorker } from '../helpers/delivery.js';
 import type { Receiver } from '../helpers/receiver.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually } from '../helpers/delivery.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

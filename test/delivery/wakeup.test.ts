@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/db/postgres.js';
-import { createContext } from '../../src/runtime.js';
+import { createContext } from '../../src/server/runtime.js';
 import { newId } from '../../src/lib/ids.js';
-import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { testConfig, type TestApp } from '../helpers/app.js';
 import { POSTGRES_URL } from '../helpers/db.js';
 import { addEndpoint, closeAppAndReceiver, createProduct, eventually, openAppAndReceiver } from '../helpers/delivery.js';

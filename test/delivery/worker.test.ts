@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/lib/config.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { runAttempt } from '../../src/webhooks/engine/attempt.js';
-import { recordOutcomes } from '../../src/webhooks/engine/outcome.js';
-import { createSender } from '../../src/webhooks/destinations/destinations.js';
+import { runAttempt } from '../../src/engine/delivery/attempt.js';
+import { recordOutcomes } from '../../src/engine/delivery/outcome.js';
+import { createSender } from '../../src/engine/destinations/destinations.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, endpointState, eventually, leaseDue, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour, type Receiver } from '../helpers/receiver.js';

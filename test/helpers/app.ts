@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { createDemo, type DemoSet } from '../../src/admin/demo.js';
-import { buildApp, type App, type AppOptions } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import type { AppContext } from '../../src/context.js';
+import { createDemo, type DemoSet } from '../../src/cli/demo.js';
+import { buildApp, type App, type AppOptions } from '../../src/server/app.js';
+import { loadConfig, type Config } from '../../src/lib/config.js';
+import type { AppContext } from '../../src/server/context.js';
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
 import type { PushOptions } from '../../src/notifications/push/queue.js';
-import type { RateLimitStore } from '../../src/ratelimit/store.js';
-import { createContext } from '../../src/runtime.js';
+import type { RateLimitStore } from '../../src/http/ratelimit/store.js';
+import { createContext } from '../../src/server/runtime.js';
 import { openTestDb, type TestDb } from './db.js';
 import { documentedStatusCheck } from './documented.js';
 

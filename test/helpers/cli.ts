@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The built command-line tool: `npm test` compiles before running the suite. */
-export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 export const cliBuilt = () => existsSync(CLI);
 
 /** A new data folder (SVC_DATA_DIR), which the user a root process runs PostgreSQL as can reach. */

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { createSignInCode } from '../../src/dashboard/store.js';
+import { createSignInCode } from '../../src/account/sign-in-store.js';
 import { userOf } from './app.js';
 import type { LiveApp } from './live.js';
 

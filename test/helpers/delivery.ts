@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { expect } from 'vitest';
-import { claimLocked } from '../../src/webhooks/engine/claim.js';
-import type { Job } from '../../src/webhooks/engine/job.js';
-import { DeliveryWorker } from '../../src/webhooks/engine/worker.js';
+import { claimLocked } from '../../src/engine/delivery/claim.js';
+import type { Job } from '../../src/engine/delivery/job.js';
+import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { createEndpoint } from '../../src/webhooks/endpoints/store.js';
 import { requestHeadersSql } from '../../src/webhooks/attempts/request-headers.js';
 import { startTestApp, type TestApp } from './app.js';

@@ -1,4 +1,4 @@
-import type { App } from '../../src/app.js';
+import type { App } from '../../src/server/app.js';
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
 type Template = { pattern: RegExp; params: number; statuses: Map<string, string[]> };

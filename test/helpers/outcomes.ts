@@ -1,4 +1,4 @@
-import type { Outcome } from '../../src/webhooks/engine/job.js';
+import type { Outcome } from '../../src/engine/delivery/job.js';
 
 /**
  * A successful attempt's outcome for a pending row as it stands (its attempt count and due time as

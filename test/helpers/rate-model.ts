@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import type { RateLimitStore } from '../../src/ratelimit/store.js';
+import type { RateLimitStore } from '../../src/http/ratelimit/store.js';
 
 const WINDOW = 60_000;
 

@@ -1,4 +1,4 @@
-import type { App } from '../../src/app.js';
+import type { App } from '../../src/server/app.js';
 
 export interface Route {
   method: string;

@@ -5,7 +5,7 @@ import type { Queryable } from '../../src/db/db.js';
 /**
  * Every row of every table of the test database, as sorted JSON text: equal snapshots, equal data.
  * Batches of events committed earlier get their positions first (the sequencer runs after each
- * commit, src/events/sequencer.ts), so a position given late is not taken for a change.
+ * commit, src/engine/log/sequencer.ts), so a position given late is not taken for a change.
  */
 export async function snapshot({ db, sequencer }: { db: Queryable; sequencer: { settled(): Promise<void> } }): Promise<Record<string, string[]>> {
   await sequencer.settled();

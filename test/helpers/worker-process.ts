@@ -5,7 +5,7 @@ import type { TestApp } from './app.js';
 import { POSTGRES_URL } from './db.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = `${ROOT}dist/cli.js`;
+const CLI = `${ROOT}dist/cli/main.js`;
 
 /**
  * `svc worker` as a real process against the test app's PostgreSQL schema, sharing its master key;

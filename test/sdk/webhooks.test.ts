@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliveryHeaders } from '../../src/webhooks/engine/attempt.js';
+import { deliveryHeaders } from '../../src/engine/delivery/attempt.js';
 import { createSvcClient, verifyWebhook, WebhookVerificationError, type EventOf, type SvcClient } from '../../sdk/src/index.js';
 import { deliveriesOf, eventually, testWorker } from '../helpers/delivery.js';
 import { startLiveApp, type LiveApp } from '../helpers/live.js';

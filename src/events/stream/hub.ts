@@ -1,7 +1,7 @@
 import { listenChannel } from '../../db/channels.js';
 import type { Db } from '../../db/db.js';
-import { EVENT_CHANNEL, parseEventWake } from '../channel.js';
-import type { Sequencer } from '../sequencer.js';
+import { EVENT_CHANNEL, parseEventWake } from '../../engine/log/channel.js';
+import type { Sequencer } from '../../engine/log/sequencer.js';
 import { endOf, placeOf, readAfter, workspacesWithNews } from './log.js';
 import type { Position } from './position.js';
 import { SseBody } from './sse.js';
@@ -10,7 +10,7 @@ import { WorkspaceTail } from './tail.js';
 
 export interface EventHubDeps {
   db: Db;
-  /** Positions committed batches (events/sequencer.ts); its runs in this process wake the tails directly. */
+  /** Positions committed batches (engine/log/sequencer.ts); its runs in this process wake the tails directly. */
   sequencer: Pick<Sequencer, 'origin' | 'subscribe' | 'settled'>;
   /** The fallback: how often open tails look for events no wake-up announced. */
   pollIntervalMs: number;

@@ -1,12 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { exampleId } from '../../openapi/examples.js';
+import { exampleId } from '../../http/examples.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authenticate, resolveWorkspace, type AuthDeps } from '../../auth/plugin.js';
+import { authenticate, resolveWorkspace, type AuthDeps } from '../../http/auth/plugin.js';
 import { ApiError, validation } from '../../http/errors.js';
 import { WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { isId } from '../../lib/ids.js';
-import { EVENT_TYPES } from '../catalog.js';
-import { subscriptionPatterns } from '../patterns.js';
+import { EVENT_TYPES } from '../../engine/log/catalog.js';
+import { subscriptionPatterns } from '../../engine/log/patterns.js';
 import type { EventHub } from './hub.js';
 
 const PERMISSION = 'workspace:events:read';

@@ -5,7 +5,7 @@ import { ListOf } from '../../http/list.js';
 import { resource } from '../../http/resource.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secretbox.js';
-import { exampleId } from '../../openapi/examples.js';
+import { exampleId } from '../../http/examples.js';
 import { MAX_DEVICES, deleteDevice, listDevices, saveDevice, toView } from './devices.js';
 import { checkSubscription } from './subscription.js';
 

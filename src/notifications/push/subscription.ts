@@ -2,7 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { validation } from '../../http/errors.js';
-import { classifyAddress } from '../../webhooks/destinations/ssrf.js';
+import { classifyAddress } from '../../engine/destinations/ssrf.js';
 
 /** A browser's push subscription (PushSubscription.toJSON()), checked: what a push needs. */
 export interface Subscription {
@@ -65,7 +65,7 @@ function checkEndpoint(text: string, allowPrivateTargets: boolean): URL {
  * The SSRF guard on the endpoint's host, at registration: an address literal or a name that resolves
  * only to loopback, private, link-local or other non-public addresses is refused with a clear 400.
  * A name that cannot be resolved now (a DNS hiccup) is accepted: every push is checked again where
- * it connects (webhooks/destinations/ssrf.ts), so a name re-pointed later is refused then.
+ * it connects (engine/destinations/ssrf.ts), so a name re-pointed later is refused then.
  */
 async function checkHost(url: URL): Promise<void> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;

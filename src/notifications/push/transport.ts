@@ -1,6 +1,6 @@
 import { Agent } from 'undici';
-import { checkTargetUrl, guardedConnector } from '../../webhooks/destinations/ssrf.js';
-import { describeError } from '../../webhooks/destinations/sender.js';
+import { checkTargetUrl, guardedConnector } from '../../engine/destinations/ssrf.js';
+import { describeError } from '../../engine/destinations/sender.js';
 import type { PushRequest } from './message.js';
 
 /** How a push service answered: its status, or why there was no answer. */
@@ -13,7 +13,7 @@ export interface PushAnswer {
 
 /**
  * POSTs Web Push messages through one undici Agent guarded like webhook deliveries: https only and
- * public addresses only, checked where it connects (webhooks/destinations/ssrf.ts), unless
+ * public addresses only, checked where it connects (engine/destinations/ssrf.ts), unless
  * SVC_ALLOW_PRIVATE_TARGETS is set. One hard timer per request covers connecting to the last byte;
  * redirects are never followed.
  */

@@ -2,8 +2,8 @@ import { SpanKind, context, trace, type Link, type SpanContext, type Tracer } fr
 import { parseTraceParent } from '@opentelemetry/core';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ConsoleSpanExporter, NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node';
-import { ConfigError } from '../../config.js';
-import type { AttemptResult, AttemptSubject, Ending, Tracing } from '../trace-types.js';
+import { ConfigError } from '../../lib/config.js';
+import type { AttemptResult, AttemptSubject, Ending, Tracing } from '../../lib/trace-types.js';
 import { failSpan } from './fail.js';
 import { registerRequestSpans } from './requests.js';
 

@@ -1,4 +1,4 @@
-import { setTracing, tracing } from '../trace.js';
+import { setTracing, tracing } from '../../lib/trace.js';
 
 const truthy = (value: string | undefined) => value !== undefined && value.trim().toLowerCase() === 'true';
 const given = (value: string | undefined) => value !== undefined && value.trim() !== '';

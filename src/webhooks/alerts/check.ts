@@ -1,8 +1,8 @@
-import type { Config } from '../../config.js';
+import type { Config } from '../../lib/config.js';
 import type { Db, Queryable } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
-import { startPeriodic } from '../../ops/periodic.js';
-import { AUTO_DISABLE_AFTER } from '../endpoints/auto-disable.js';
+import { startPeriodic } from '../../lib/periodic.js';
+import { AUTO_DISABLE_AFTER } from '../../engine/delivery/auto-disable.js';
 import { digest, tell, type Alert } from './notices.js';
 
 export type AlertSettings = Pick<Config, 'alertFailingAfterMs' | 'alertFailingDeliveries' | 'alertDigestWindowMs' | 'alertDigestAfter'>;

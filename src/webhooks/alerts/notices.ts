@@ -1,9 +1,9 @@
 import type { Queryable } from '../../db/db.js';
-import type { EventType } from '../../events/catalog.js';
+import type { EventType } from '../../engine/log/catalog.js';
 import { newId } from '../../lib/ids.js';
-import { writeIn } from '../../outbox/outbox.js';
-import { AUTO_DISABLE_AFTER, developerReaders } from '../endpoints/auto-disable.js';
-import { DIGEST_NOTICE, DISABLING_NOTICE, FAILING_EVENT, RECOVERED_EVENT } from '../../notifications/catalog.js';
+import { writeIn } from '../../engine/outbox/outbox.js';
+import { AUTO_DISABLE_AFTER, developerReaders } from '../../engine/delivery/auto-disable.js';
+import { DIGEST_NOTICE, DISABLING_NOTICE, FAILING_EVENT, RECOVERED_EVENT } from '../../engine/notices.js';
 
 export { DIGEST_NOTICE, DISABLING_NOTICE, FAILING_EVENT, RECOVERED_EVENT };
 

@@ -1,4 +1,4 @@
-import { CONTENT_TYPE, USER_AGENT } from '../engine/attempt.js';
+import { CONTENT_TYPE, USER_AGENT } from '../../engine/delivery/attempt.js';
 
 /**
  * An attempt's request headers as the log shows them, in SQL over the attempts row `a`

@@ -1,7 +1,7 @@
-import type { Config } from '../../config.js';
+import type { Config } from '../../lib/config.js';
 import type { Clock } from '../../lib/clock.js';
 import { DatabaseUnavailableError, type Db, type Queryable } from '../../db/db.js';
-import { startPeriodic } from '../../ops/periodic.js';
+import { startPeriodic } from '../../lib/periodic.js';
 
 /** The rollup's buckets: 5 minutes, aligned to UTC (the smallest bucket of the stats windows). */
 export const ROLLUP_BUCKET_MS = 5 * 60_000;
@@ -236,7 +236,7 @@ async function setWatermark(q: Queryable, until: Date, since: Date | null): Prom
 }
 
 /**
- * Deletes the rollup's buckets that ended before `before` (retention: src/ops/retention.ts), up to
+ * Deletes the rollup's buckets that ended before `before` (retention: src/server/retention.ts), up to
  * `batchSize` rows per statement, oldest first through the age index (named by its expression,
  * which equals bucket_start: see migrations/012); SKIP LOCKED lets processes run it side by side.
  * Returns the rows this batch deleted and whether it was full.

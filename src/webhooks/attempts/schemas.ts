@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { exampleId } from '../../openapi/examples.js';
+import { exampleId } from '../../http/examples.js';
 import { ListOf } from '../../http/list.js';
 import { PageQuery } from '../../http/pagination.js';
 import { StringMap } from '../../http/string-map.js';

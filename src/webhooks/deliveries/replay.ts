@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import { newId } from '../../lib/ids.js';
-import { enqueue } from '../../outbox/deliveries.js';
+import { enqueue } from '../../engine/outbox/deliveries.js';
 import { parseBody, subjectOf } from './store.js';
 
 /** A delivery to copy: its id, its event type and the exact text it sent (or was to send). */

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { EXAMPLE_WORKSPACE_ID, exampleId } from '../../openapi/examples.js';
-import { EventTypeFilter } from '../../events/catalog.js';
+import { EXAMPLE_WORKSPACE_ID, exampleId } from '../../http/examples.js';
+import { EventTypeFilter } from '../../engine/log/catalog.js';
 import { CreatedRange } from '../../http/created-range.js';
 import { ListOf } from '../../http/list.js';
 import { PageQuery } from '../../http/pagination.js';

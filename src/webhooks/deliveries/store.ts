@@ -50,7 +50,7 @@ export interface DeliveryFilters {
  * replay has a synthetic event id of its own and names the delivery it copies in replay_of (indexed
  * for replays only). The event's own deliveries need no index of their own: every delivery is
  * written with an id that starts with its event's time (the fan-out's delivery_prefix, and
- * enqueue (outbox/deliveries.ts) for pings and replays, whose synthetic event ids are made at the same instant),
+ * enqueue (engine/outbox/deliveries.ts) for pings and replays, whose synthetic event ids are made at the same instant),
  * so they lie in a range of the primary key as short as the deliveries made in that millisecond.
  * Kept this way, the delivery path writes no index entry for this filter.
  */

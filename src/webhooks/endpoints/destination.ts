@@ -1,6 +1,6 @@
 import { validation } from '../../http/errors.js';
 import type { SecretBox } from '../../lib/secretbox.js';
-import { kindOf, kindOfProtocol, type DestinationKind, type Route } from '../destinations/route.js';
+import { kindOf, kindOfProtocol, type DestinationKind, type Route } from '../../engine/destinations/route.js';
 
 export { kindOf, kindOfProtocol, type DestinationKind, type Route };
 

@@ -1,7 +1,7 @@
 import { validation, type ErrorDetail } from '../../http/errors.js';
 import { describePattern } from '../../http/validation-messages.js';
 import type { SecretBox } from '../../lib/secretbox.js';
-import { REDACTED, redactHeaders } from '../engine/extra-headers.js';
+import { REDACTED, redactHeaders } from '../../engine/delivery/extra-headers.js';
 
 export { REDACTED, redactHeaders };
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/db.js';
-import { EVENT_CATALOG } from '../../events/catalog.js';
+import { EVENT_CATALOG } from '../../engine/log/catalog.js';
 import { notFound } from '../../http/errors.js';
 import type { ListContext } from '../../http/list.js';
 import { WorkspaceHeader, type Mount } from '../../http/mount.js';
@@ -10,11 +10,11 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/iso.js';
 import type { SecretBox } from '../../lib/secretbox.js';
-import { enqueue } from '../../outbox/deliveries.js';
+import { enqueue } from '../../engine/outbox/deliveries.js';
 import { StatsQuery } from '../attempts/schemas.js';
 import { endpointStats } from '../attempts/stats.js';
 import { unorderPendingDeliveries } from '../deliveries/store.js';
-import { disablePendingDeliveries } from './auto-disable.js';
+import { disablePendingDeliveries } from '../../engine/delivery/auto-disable.js';
 import { checkHeaders, sealHeaders } from './headers.js';
 import {
   CreatedWebhookEndpoint,

@@ -1,13 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { exampleId } from '../../openapi/examples.js';
-import { EVENT_TYPES } from '../../events/catalog.js';
+import { exampleId } from '../../http/examples.js';
+import { EVENT_TYPES } from '../../engine/log/catalog.js';
 import { ApiError, validation } from '../../http/errors.js';
 import { ExpandParam } from '../../http/expand.js';
 import { ListOf } from '../../http/list.js';
 import { PageQuery } from '../../http/pagination.js';
 import { StringMap } from '../../http/string-map.js';
 import { describePattern } from '../../http/validation-messages.js';
-import { subscriptionPatterns } from '../../events/patterns.js';
+import { subscriptionPatterns } from '../../engine/log/patterns.js';
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MAX_HEADERS, MAX_HEADER_NAME_LENGTH, MAX_HEADER_VALUE_LENGTH } from './headers.js';
 
 export const MAX_URL_LENGTH = 2048;

@@ -7,10 +7,10 @@ import { shape } from '../../http/shape.js';
 import { newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/iso.js';
 import type { SecretBox } from '../../lib/secretbox.js';
-import { newSigningKey, newSigningSecret } from '../secrets.js';
+import { newSigningKey, newSigningSecret } from '../../engine/delivery/secrets.js';
 import { sealUrl, type Route } from './destination.js';
 import { openHeaders, redactHeaders, sealHeaders } from './headers.js';
-import { signingSecrets } from '../secrets.js';
+import { signingSecrets } from '../../engine/delivery/secrets.js';
 
 export { signingSecrets };
 import { WebhookEndpoint } from './schemas.js';

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { validation } from '../../http/errors.js';
-import { classifyAddress } from '../destinations/ssrf.js';
+import { classifyAddress } from '../../engine/destinations/ssrf.js';
 import { REDACTED, kindOfProtocol } from './destination.js';
 
 /** How long creating or changing an endpoint waits for its host's addresses. */
