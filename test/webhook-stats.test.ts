@@ -3,6 +3,7 @@ import { runRollup } from '../src/webhooks/attempts/rollup.js';
 import { ManualClock, pathOf, startTestApp, type TestApp } from './helpers/app.js';
 import { expectError, ok } from './helpers/expect.js';
 import { statsOf, type KnownAttempt, type Stats } from './helpers/stats.js';
+import { newId } from '../src/lib/ids.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -18,13 +19,12 @@ describe('endpoint statistics', () => {
   const known: KnownAttempt[] = [];
 
   const insert = async (endpoint: string, rows: KnownAttempt[]) => {
-    let n = 0;
     for (const row of rows) {
       await t.ctx.db.query(
         `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, workspace_id, endpoint_id, started_at, ok, response_status, response_time_ms, error)
          VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8)`,
         [
-          `whd_${endpoint.slice(-8)}${String(n++).padStart(18, '0')}`,
+          newId('whd', new Date(row.at)),
           t.demo.workspaces[0].id,
           endpoint,
           new Date(row.at),

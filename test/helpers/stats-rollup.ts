@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { RollupStep } from '../../src/webhooks/attempts/rollup.js';
 import { statsBuckets } from '../../src/webhooks/attempts/stats.js';
+import { newId } from '../../src/lib/ids.js';
 import { startTestApp, type ManualClock, type TestApp } from './app.js';
 import { statsOf, type KnownAttempt } from './stats.js';
 
@@ -35,8 +36,6 @@ export const expectContiguous = (steps: RollupStep[], from: number, to: number, 
  * beforeAll, so read at each call), through the API of the first demo workspace and its database.
  */
 export function rollupProbe(app: () => TestApp) {
-  let serial = 0;
-
   const createEndpoint = async (): Promise<string> =>
     (await app().call(app().demo.workspaces[0].apiKey, 'POST', '/v1/webhooks/endpoints', { url: 'https://hooks.example.com/in', subscribedEvents: ['product.*'] })).json().id;
   const insert = async (endpoint: string, rows: Known[]) => {
@@ -44,7 +43,7 @@ export function rollupProbe(app: () => TestApp) {
       await app().ctx.db.query(
         `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, workspace_id, endpoint_id, started_at, ok, response_status, response_time_ms, error)
          VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8)`,
-        [`whd_rollup${String(serial++).padStart(16, '0')}`, app().demo.workspaces[0].id, endpoint, new Date(row.at), row.ok, row.ok ? 200 : 500, row.ms, row.ok ? null : 'HTTP 500'],
+        [newId('whd', new Date(row.at)), app().demo.workspaces[0].id, endpoint, new Date(row.at), row.ok, row.ok ? 200 : 500, row.ms, row.ok ? null : 'HTTP 500'],
       );
     }
   };
