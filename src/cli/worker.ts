@@ -1,14 +1,9 @@
 import type { Config } from '../lib/config.js';
-import { keepStatistics } from '../db/statistics.js';
-import { startIdempotencyCleanup } from '../http/idempotency/cleanup.js';
+import { startBackground } from '../server/background.js';
 import { logOutages } from '../server/outages.js';
-import { startPartitions } from '../server/partitions.js';
-import { startRetention } from '../server/retention.js';
 import { boundPort, startOpsServer } from '../server/metrics-server.js';
 import { startTracing, stopTracing } from '../ops/tracing/start.js';
 import { openContext } from '../server/runtime.js';
-import { startRollup } from '../webhooks/attempts/rollup.js';
-import { startAlerts } from '../webhooks/alerts/check.js';
 import { startWorkers } from '../engine/delivery/workers.js';
 import { exitAfter, recordUntil, stopDeadlineMs, stopSignals } from './signals.js';
 
@@ -37,12 +32,7 @@ export async function runWorker(config: Config): Promise<void> {
     onError: (error, during) => report(error, `${during}; retrying`),
     onRecover: (during, failures) => console.error(`svc worker: ${during} works again after ${failures} failure(s)`),
   });
-  const partitions = startPartitions(ctx, (error) => report(error, 'making partitions'));
-  const retention = startRetention(ctx, (error) => report(error, 'retention'));
-  const statistics = keepStatistics(ctx.db, (error) => report(error, 'statistics refresh'));
-  const rollup = startRollup(ctx, (error) => report(error, 'endpoint statistics rollup'));
-  const alerts = startAlerts(ctx, (error) => report(error, 'failure alerts check'));
-  const cleanup = startIdempotencyCleanup(ctx, (error) => report(error, 'idempotency key clean-up'));
+  const background = startBackground(ctx, report);
   ctx.recoveries.start((error) => report(error, 'webhook recovery batch'));
   ctx.push.start(report);
   // Events it writes (an endpoint auto-disabled) get their place in the log here too.
@@ -53,12 +43,7 @@ export async function runWorker(config: Config): Promise<void> {
     ctx.readiness.stop();
     exitAfter(stopDeadlineMs(config), () => console.error('svc worker: stop did not finish in time: exiting'));
     const until = recordUntil(config);
-    await retention.stop();
-    await partitions.stop();
-    await statistics.stop();
-    await rollup.stop();
-    await alerts.stop();
-    await cleanup.stop();
+    await background.stop();
     await ctx.recoveries.stop();
     await workers.stop(until);
     await ctx.push.stop();

@@ -77,33 +77,19 @@ function attempted(
   };
 }
 
+/** What an outcome without an attempt says of its job. */
+function about(job: Job, now: Date) {
+  return { id: job.id, endpointId: job.endpointId, endpointFailures: job.endpointFailures, claimedAttempt: job.attempt, mark: job.mark, attemptedAt: now };
+}
+
 /** A job put off without an attempt, due again at `until` (its endpoint busy or rate limited). */
 export function deferred(job: Job, until: Date, now: Date): Deferred {
-  return {
-    kind: 'deferred',
-    id: job.id,
-    endpointId: job.endpointId,
-    endpointFailures: job.endpointFailures,
-    claimedAttempt: job.attempt,
-    mark: job.mark,
-    attemptedAt: now,
-    status: 'pending',
-    nextAttemptAt: until,
-  };
+  return { kind: 'deferred', ...about(job, now), status: 'pending', nextAttemptAt: until };
 }
 
 /** A job whose endpoint is no longer active: no request, the row ends disabled. */
 function disabled(job: Job, now: Date): Disabled {
-  return {
-    kind: 'disabled',
-    id: job.id,
-    endpointId: job.endpointId,
-    endpointFailures: job.endpointFailures,
-    claimedAttempt: job.attempt,
-    mark: job.mark,
-    attemptedAt: now,
-    status: 'disabled',
-  };
+  return { kind: 'disabled', ...about(job, now), status: 'disabled' };
 }
 
 /**
