@@ -106,7 +106,8 @@ describe('plans cached while a table is new', () => {
       await flush();
 
       // As `svc serve` and `svc worker` do every few seconds.
-      expect(await refreshStatistics(single)).toContain('webhook_deliveries');
+      // The table, or the time partition that holds its rows.
+      expect((await refreshStatistics(single)).some((name) => name.startsWith('webhook_deliveries'))).toBe(true);
       expect(await refreshStatistics(single)).toEqual([]);
 
       const before = await tuplesReadByScans();
