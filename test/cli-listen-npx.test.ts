@@ -31,7 +31,7 @@ async function until(what: string, check: () => boolean, ms = 30_000): Promise<v
  * or a process manager sends) ends npm and its shell without passing the signal on: the listener
  * notices that its parent is gone and stops forwarding.
  */
-describe('svc listen under npx', { timeout: 120_000 }, () => {
+describe('svc listen under npx', { timeout: 200_000 }, () => {
   let t: TestApp;
   let server: Server;
   let receiver: Receiver;
@@ -72,7 +72,7 @@ describe('svc listen under npx', { timeout: 120_000 }, () => {
     npx.stderr!.on('data', (chunk: Buffer) => (output += chunk));
     const npxExited = new Promise<void>((resolve) => npx.once('exit', () => resolve()));
 
-    await until('"Ready!"', () => output.includes('"ready":true'), 60_000);
+    await until('"Ready!"', () => output.includes('"ready":true'), 120_000);
     // The stream opens right after the banner: give it a moment before the first write.
     await new Promise((resolve) => setTimeout(resolve, 500));
     await create('Before the stop');
