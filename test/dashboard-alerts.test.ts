@@ -9,6 +9,7 @@ import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';
 import { startLiveApp, type LiveApp } from './helpers/live.js';
 import { LogCapture } from './helpers/log.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { missing } from './helpers/services.js';
 
 /**
  * A failing endpoint in the dashboard, in Debian's Chromium against a live service with a delivery
@@ -16,7 +17,7 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
  * say since when and what fails, and the page's switch turns the endpoint's alerts off and on. The
  * rule's window is shortened by configuration to a millisecond; the check is run by the test.
  */
-describe('failing endpoints in the dashboard', { timeout: 180_000 }, () => {
+describe.skipIf(missing('chromium'))('failing endpoints in the dashboard', { timeout: 180_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
   let page: Page;

@@ -8,6 +8,7 @@ import { addEndpoint, eventually, testWorker } from './helpers/delivery.js';
 import type { LiveApp } from './helpers/live.js';
 import { LogCapture } from './helpers/log.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { missing } from './helpers/services.js';
 
 /**
  * The delivery log as a newcomer reads it, in Chromium: at 1280 px the list fits its area, a row is
@@ -16,7 +17,7 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
  * endpoint's deliveries are right below; on a phone (390 x 844) a delivery's headers and an order's
  * lines fit; a product's badge agrees with its action.
  */
-describe('dashboard deliveries', { timeout: 180_000 }, () => {
+describe.skipIf(missing('chromium'))('dashboard deliveries', { timeout: 180_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
   let page: Page;

@@ -6,13 +6,14 @@ import { heading, signInToStore, watch, type PageWatch } from './helpers/dashboa
 import { closeJourney, expectNothingLeaked, openOwnerPage, startDashboardApp } from './helpers/dashboard-journey.js';
 import type { LiveApp } from './helpers/live.js';
 import { LogCapture } from './helpers/log.js';
+import { missing } from './helpers/services.js';
 
 /**
  * Signing in as a newcomer does, in Chromium: a sign-in link pasted into a tab that already shows
  * the sign-in page (only the fragment changes) signs in; a new tab of the same browser is signed in
  * while another is open, a tab of another browser profile is not; signing out signs out every tab.
  */
-describe('dashboard sessions across tabs', { timeout: 180_000 }, () => {
+describe.skipIf(missing('chromium'))('dashboard sessions across tabs', { timeout: 180_000 }, () => {
   let t: LiveApp;
   let browser: Browser;
   let owner: BrowserContext;
