@@ -104,6 +104,17 @@ describe('an endpoint\'s rateLimit', () => {
     return most;
   }
 
+  /**
+   * Twelve sends at 4 per second, seen at the receiver. Sends are granted 250 ms apart; a busy
+   * machine can hold one back by up to a step before it reaches the socket, so any second may see
+   * one more than the rate, and the whole run spans at least ten steps. Unlimited, all twelve
+   * arrive within a few milliseconds.
+   */
+  function expectPaced(arrivals: number[]): void {
+    expect(busiestWindow(arrivals, 1000)).toBeLessThanOrEqual(6);
+    expect(Math.max(...arrivals) - Math.min(...arrivals)).toBeGreaterThanOrEqual(10 * 250);
+  }
+
   async function setup() {
     const t = await startTestApp({ masterKey, config: { allowPrivateTargets: true } });
     cleanup.push(() => t.close());
@@ -148,8 +159,7 @@ describe('an endpoint\'s rateLimit', () => {
     await free.waitFor(12);
     await eventually(async () => (await deliveriesOf(t, endpointId)).every((r) => r.status === 'success'), 20_000);
     expect(arrivals).toHaveLength(12);
-    // 4 per second, give or take one 50 ms window.
-    expect(busiestWindow(arrivals, 1000)).toBeLessThanOrEqual(5);
+    expectPaced(arrivals);
     expect((await deliveriesOf(t, endpointId)).every((r) => r.attempt === 1)).toBe(true);
   });
 
@@ -169,6 +179,6 @@ describe('an endpoint\'s rateLimit', () => {
     });
     await eventually(async () => (await deliveriesOf(t, endpointId)).every((r) => r.status === 'success'), 20_000);
     expect(arrivals).toHaveLength(12);
-    expect(busiestWindow(arrivals, 1000)).toBeLessThanOrEqual(5);
+    expectPaced(arrivals);
   });
 });
