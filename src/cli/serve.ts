@@ -16,7 +16,7 @@ import { startWorkers } from '../engine/delivery/workers.js';
 import { demoFile, demoOwner, readDemo } from './demo-file.js';
 import { demoSummary, tryLine } from './demo-text.js';
 import { recordPublicUrl } from './public-url.js';
-import { exitAfter, recordUntil, stopDeadlineMs, stopSignals } from './signals.js';
+import { exitAfter, leftLine, recordUntil, stopDeadlineMs, stopSignals, waitingLine } from './signals.js';
 
 /**
  * `svc serve`: the API and (unless SVC_WORKERS=0) the webhook delivery workers in one process. With `--demo`,
@@ -55,9 +55,11 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     app.log.info({ signal }, 'shutting down');
     exitAfter(stopDeadlineMs(config), () => app.log.error('shutdown did not finish in time: exiting'));
     const until = recordUntil(config);
+    if (workers) app.log.info(workers.pending(), waitingLine(workers.pending()));
     await app.close();
     await background.stop();
-    await workers?.stop(until);
+    const left = leftLine((await workers?.stop(until)) ?? 0, config.leaseMs);
+    if (left) app.log.warn(left);
     await ops?.close();
     await ctx.rateLimits.close();
     await ctx.db.close();

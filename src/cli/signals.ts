@@ -52,11 +52,28 @@ export function stopDeadlineMs(config: { deliveryTimeoutMs: number; dbQueryTimeo
 const AFTER_WORKERS_MS = 2_000;
 
 /**
+ * How long from its signal a stop keeps trying to record outcomes while the database is down: a
+ * blip is over by then, and the stop ends within ten seconds, the grace `docker stop` gives.
+ */
+const RECORD_MS = 8_000;
+
+/**
  * Until when (performance.now()) workers stopping from now may keep trying to record the outcomes
  * of their attempts while the database is unavailable, so that the stop still ends in time.
  */
 export function recordUntil(config: { deliveryTimeoutMs: number; dbQueryTimeoutMs: number }): number {
-  return performance.now() + stopDeadlineMs(config) - AFTER_WORKERS_MS;
+  return performance.now() + Math.min(RECORD_MS, stopDeadlineMs(config) - AFTER_WORKERS_MS);
+}
+
+/** What a stop waits for, in one line. */
+export function waitingLine(pending: { inFlight: number; unrecorded: number }): string {
+  return `stopping: waiting for ${pending.inFlight} attempt(s) in flight and ${pending.unrecorded} outcome(s) to record, trying to record for up to ${RECORD_MS / 1000} s while the database is down`;
+}
+
+/** What a stop left, in one line, or null when it left nothing. */
+export function leftLine(unrecorded: number, leaseMs: number): string | null {
+  if (unrecorded === 0) return null;
+  return `stopped with ${unrecorded} outcome(s) unrecorded (the database did not answer): those deliveries are sent again, under the same webhook-id, once their lease (SVC_LEASE, ${leaseMs / 1000} s) ends`;
 }
 
 /** Exits with status 1 after `ms` unless the process has exited by then. */

@@ -5,7 +5,7 @@ import { boundPort, startOpsServer } from '../server/metrics-server.js';
 import { startTracing, stopTracing } from '../ops/tracing/start.js';
 import { openContext } from '../server/runtime.js';
 import { startWorkers } from '../engine/delivery/workers.js';
-import { exitAfter, recordUntil, stopDeadlineMs, stopSignals } from './signals.js';
+import { exitAfter, leftLine, recordUntil, stopDeadlineMs, stopSignals, waitingLine } from './signals.js';
 
 export const WORKER_HELP = `svc worker
   Runs webhook delivery workers only, without the HTTP API: SVC_WORKERS loops (at least one), each
@@ -43,9 +43,11 @@ export async function runWorker(config: Config): Promise<void> {
     ctx.readiness.stop();
     exitAfter(stopDeadlineMs(config), () => console.error('svc worker: stop did not finish in time: exiting'));
     const until = recordUntil(config);
+    console.error(`svc worker: ${waitingLine(workers.pending())}`);
     await background.stop();
     await ctx.recoveries.stop();
-    await workers.stop(until);
+    const left = leftLine(await workers.stop(until), config.leaseMs);
+    if (left) console.error(`svc worker: ${left}`);
     await ctx.push.stop();
     await ctx.sequencer.stop();
     await ops?.close();

@@ -59,9 +59,13 @@ export class Breaker {
     this.listeners.push(fn);
   }
 
-  /** Calls `fn` when the database goes down and when it comes back: once each, not per failure. */
-  onChange(fn: (change: Availability) => void): void {
+  /** Calls `fn` when the database goes down and when it comes back: once each, not per failure. Returns a function that stops the calls. */
+  onChange(fn: (change: Availability) => void): () => void {
     this.watchers.push(fn);
+    return () => {
+      const at = this.watchers.indexOf(fn);
+      if (at >= 0) this.watchers.splice(at, 1);
+    };
   }
 
   /** Statements refused because the database was down, since the start. */

@@ -60,8 +60,8 @@ export interface Db extends Queryable {
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   /** The write connections now (the pool a burst can run out of). */
   poolStats(): PoolStats;
-  /** Calls `fn` when the database is found down and when it answers again, once each (breaker.ts). */
-  onAvailability(fn: (change: Availability) => void): void;
+  /** Calls `fn` when the database is found down and when it answers again, once each (breaker.ts); returns a function that stops the calls. */
+  onAvailability(fn: (change: Availability) => void): () => void;
   /** Statements refused at once since the start, because the database was known to be down. */
   refusedStatements(): number;
   close(): Promise<void>;

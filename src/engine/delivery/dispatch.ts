@@ -12,6 +12,11 @@ export interface DispatchHooks {
   finish(job: Job, outcome: Outcome): void;
   /** Room came free: more may be claimed. */
   freed(): void;
+  /**
+   * Whether a job waited so long (the database down, say) that its lease could run out during the
+   * attempt: it is not attempted, and comes due again when the lease ends.
+   */
+  expired(job: Job): boolean;
 }
 
 /** Jobs a worker keeps in hand ahead of its attempts at least, however few are in flight. */
@@ -97,7 +102,7 @@ export class Dispatcher {
     this.startReady();
   }
 
-  /** Starts nothing more from now on: what is admitted waits, to be taken back. */
+  /** Starts nothing more from now on: what is admitted waits, to be taken back or started on resume(). */
   pause(): void {
     this.open = false;
   }
@@ -110,7 +115,9 @@ export class Dispatcher {
   private startReady(): void {
     while (this.open && this.ready.length > 0) {
       if (this.inFlight >= this.capacity.limit) return;
-      this.launch(this.ready.shift()!);
+      const job = this.ready.shift()!;
+      if (!this.hooks.expired(job)) this.launch(job);
+      else if (job.endpointActive) this.lanes.unqueue([job]);
     }
   }
 

@@ -56,7 +56,11 @@ async function sendTimes(stages: Stages, jobs: Job[], now: Date): Promise<Map<st
 
 /** The earliest a job may go: its send time, or (a lease that could run out during the attempt) deferred at once. */
 function notBefore(stages: Stages, job: Job, times: Map<string, Date>, now: Date): Date | null {
-  const leaseLeft = job.mark.getTime() - now.getTime();
-  if (!job.hold && leaseLeft < stages.deliveryTimeoutMs + LEASE_MARGIN_MS) return new Date(now.getTime() + 1);
+  if (leaseTooShort(stages, job, now)) return new Date(now.getTime() + 1);
   return times.get(job.id) ?? null;
+}
+
+/** Whether a job taken under a lease could see it run out during an attempt started `now`. */
+export function leaseTooShort(stages: Pick<Stages, 'deliveryTimeoutMs'>, job: Job, now: Date): boolean {
+  return !job.hold && job.mark.getTime() - now.getTime() < stages.deliveryTimeoutMs + LEASE_MARGIN_MS;
 }

@@ -15,8 +15,8 @@ export interface RecorderOptions {
   onError(error: unknown, during: string): void;
   /** A batch was written; `nextDue` is its earliest retry or put-off time, if any. */
   written(nextDue: Date | null): void;
-  /** A batch was given up after `retryForMs`: its rows come due again by themselves. */
-  gaveUp(): void;
+  /** A batch of `count` outcomes was given up after `retryForMs`: its rows come due again by themselves. */
+  gaveUp(count: number): void;
 }
 
 /**
@@ -114,7 +114,7 @@ export class OutcomeRecorder {
       const now = performance.now();
       const deadline = this.stopped ? (this.lastUntil ?? now) : (giveUpAt ?? now + this.options.retryForMs);
       this.options.onError(error, 'record');
-      if (now >= deadline) return this.options.gaveUp();
+      if (now >= deadline) return this.options.gaveUp(batch.length);
       if (this.stopped) {
         // Stopping: tried again on this writer, which the last flush waits for.
         await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MS[Math.min(tries, RETRY_MS.length - 1)], deadline - now)));

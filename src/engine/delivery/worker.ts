@@ -11,7 +11,7 @@ import { Dispatcher } from './dispatch.js';
 import { Faults } from './faults.js';
 import type { LocalWorker, WorkerLink } from './handoff.js';
 import type { Job } from './job.js';
-import { attempt, deliver, record, type Stages } from './pipeline.js';
+import { attempt, deliver, leaseTooShort, record, type Stages } from './pipeline.js';
 import { Lanes, MAX_SHARE, PROBATION_PART } from './lanes.js';
 import { SendTimes } from './rate.js';
 import { OutcomeRecorder } from './recorder.js';
@@ -76,6 +76,10 @@ export class DeliveryWorker implements LocalWorker {
   private readonly receiving = new Set<Promise<void>>();
   private running = false;
   private adjusting: NodeJS.Timeout | null = null;
+  /** Stops the calls on the database going down and up. */
+  private unwatch: (() => void) | null = null;
+  /** Outcomes given up since the start: their deliveries are sent again once their lease ends. */
+  private unrecorded = 0;
 
   constructor(
     private readonly deps: WorkerDeps,
@@ -100,6 +104,7 @@ export class DeliveryWorker implements LocalWorker {
         this.claims.claimIfRoom();
         this.claims.checkWhenIdle();
       },
+      expired: (job) => leaseTooShort(this.stages, job, clock.now()),
     });
     this.recorder = new OutcomeRecorder(deps, {
       writers: 2,
@@ -111,7 +116,10 @@ export class DeliveryWorker implements LocalWorker {
         this.claims.claimIfRoom();
         this.claims.checkWhenIdle();
       },
-      gaveUp: () => this.claims.claimIfRoom(),
+      gaveUp: (count) => {
+        this.unrecorded += count;
+        this.claims.claimIfRoom();
+      },
     });
     this.claims = new Claims(deps, this.faults, {
       // Room for two rounds of the attempts in flight waiting ahead, up to the capacity, so that an
@@ -139,6 +147,13 @@ export class DeliveryWorker implements LocalWorker {
     if (this.running) return;
     this.running = true;
     this.dispatch.resume();
+    // While the database is down, no attempt starts: its outcome could not be recorded, and the
+    // delivery would be sent again a lease later. What waits goes once the database answers.
+    this.unwatch = this.deps.db.onAvailability((change) => {
+      if (!this.running) return;
+      if (change.down) this.dispatch.pause();
+      else this.dispatch.resume();
+    });
     this.adjusting = setInterval(() => {
       this.capacity.adjust();
       this.dispatch.poll();
@@ -148,13 +163,19 @@ export class DeliveryWorker implements LocalWorker {
     await this.claims.start(this);
   }
 
-  /** Stops claiming, lets the attempts in flight finish and records them. */
+  /** Attempts in flight now, and outcomes not yet recorded. */
+  pending(): { inFlight: number; unrecorded: number } {
+    return { inFlight: this.dispatch.running(), unrecorded: this.recorder.lag() };
+  }
+
   /**
-   * With `recordUntil` (performance.now()), outcomes whose write fails (the database unavailable)
-   * are tried again until then, so that deliveries sent are not sent again a lease later.
+   * Stops claiming, lets the attempts in flight finish and records them. With `recordUntil`
+   * (performance.now()), outcomes whose write fails (the database unavailable) are tried again
+   * until then, so that deliveries sent are not sent again a lease later.
    */
   async stop(recordUntil?: number): Promise<void> {
     this.running = false;
+    this.unwatch?.();
     this.dispatch.pause();
     if (this.adjusting) clearInterval(this.adjusting);
     await this.claims.stop();
@@ -171,6 +192,11 @@ export class DeliveryWorker implements LocalWorker {
     this.load.stop();
     this.deps.metrics.capacity(this, null);
     if (this.ownsSender) await this.sender.close();
+  }
+
+  /** Outcomes given up since the start (the database did not answer): their deliveries go again once their lease ends. */
+  get givenUp(): number {
+    return this.unrecorded;
   }
 
   /**
