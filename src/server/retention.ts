@@ -12,7 +12,7 @@ import { retirePartitions, type Retired } from './retire.js';
 export const RETENTION_BATCH = 1000;
 /** Pause between two batches, so retention never keeps the database busy for long. */
 export const RETENTION_PAUSE_MS = 100;
-/** A process sweeps this long after it starts, then this often. */
+/** A process sweeps this long after it starts, then this often (once a partition width, when partitions are narrower). */
 export const RETENTION_FIRST_RUN_MS = 60_000;
 export const RETENTION_INTERVAL_MS = 60 * 60_000;
 
@@ -106,7 +106,7 @@ export interface RetentionOptions {
  * so no batch scans again what an earlier one deleted.
  */
 /** What retention uses of the service. */
-export type RetentionDeps = { db: Db; clock: Clock; config: Pick<Config, 'retentionMs' | 'archiveDir'>; metrics: Pick<Metrics, 'retentionDeleted'> };
+export type RetentionDeps = { db: Db; clock: Clock; config: Pick<Config, 'retentionMs' | 'archiveDir' | 'partitionWidthMs'>; metrics: Pick<Metrics, 'retentionDeleted'> };
 
 export async function runRetention(ctx: RetentionDeps, options: RetentionOptions = {}): Promise<RetentionRun> {
   const deleted: Record<string, number> = {};
@@ -174,9 +174,11 @@ async function exists(q: Queryable, table: string): Promise<boolean> {
 
 /**
  * Runs retention in the background of `svc serve` and `svc worker`: RETENTION_FIRST_RUN_MS after
- * start, then every RETENTION_INTERVAL_MS. stop() ends a run between two batches.
+ * start, then every RETENTION_INTERVAL_MS, or every partition width when that is shorter (a
+ * partition is retired about when it passes the retention). stop() ends a run between two batches.
  */
 export function startRetention(ctx: RetentionDeps, onError: (error: unknown) => void): { stop(): Promise<void> } {
   if (ctx.config.retentionMs <= 0) return { stop: async () => {} };
-  return startPeriodic((stopped) => runRetention(ctx, { stopped }), { firstMs: RETENTION_FIRST_RUN_MS, intervalMs: RETENTION_INTERVAL_MS }, onError);
+  const intervalMs = Math.min(RETENTION_INTERVAL_MS, ctx.config.partitionWidthMs);
+  return startPeriodic((stopped) => runRetention(ctx, { stopped }), { firstMs: Math.min(RETENTION_FIRST_RUN_MS, intervalMs), intervalMs }, onError);
 }
