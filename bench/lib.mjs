@@ -7,6 +7,7 @@ import { setTimeout as sleepUntil } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { Pool } from 'undici';
+import { idTimePrefix } from '../dist/lib/ids.js';
 
 export const ROOT = new URL('..', import.meta.url).pathname;
 export const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -258,21 +259,25 @@ export async function steadyLoad(url, apiKeys, rate, seconds) {
 
 /**
  * `perEndpoint` pending deliveries, due now, for each of `endpointIds` (all of `workspaceId`), with
- * their events: a backlog. Ids start with `tag` so that several backlogs do not collide.
+ * their events: a backlog. Ids begin with the time now, as the service's do (the tables are
+ * partitioned by it), then `tag`, so that several backlogs do not collide.
  */
 export async function seedBacklog(db, workspaceId, endpointIds, perEndpoint, tag) {
+  const now = new Date();
+  const evt = idTimePrefix('evt', now) + tag;
+  const whd = idTimePrefix('whd', now) + tag;
   await db.query(
     `INSERT INTO events (id, workspace_id, type, subject_type, subject_id, body, created_at)
-     SELECT 'evt_' || $3 || lpad(to_hex(g), 20, '0'), $1, 'product.created', 'product', 'prd_' || $3 || lpad(to_hex(g), 20, '0'),
-            '{"id":"evt_' || $3 || lpad(to_hex(g), 20, '0') || '","type":"product.created","created":"2026-01-01T00:00:00.000Z"}', now()
+     SELECT $3 || lpad(to_hex(g), 16 - length($4), '0'), $1, 'product.created', 'product', 'prd_' || $4 || lpad(to_hex(g), 20, '0'),
+            '{"id":"' || $3 || lpad(to_hex(g), 16 - length($4), '0') || '","type":"product.created","created":"2026-01-01T00:00:00.000Z"}', now()
        FROM generate_series(1, $2::int) AS g`,
-    [workspaceId, perEndpoint, tag],
+    [workspaceId, perEndpoint, evt, tag],
   );
   await db.query(
     `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempt, next_attempt_at, created_at)
-     SELECT 'whd_' || $4 || lpad(to_hex(g), 14, '0') || lpad(to_hex(e.n), 6, '0'), $1, e.id, 'evt_' || $4 || lpad(to_hex(g), 20, '0'),
+     SELECT $4 || lpad(to_hex(g), 10 - length($6), '0') || lpad(to_hex(e.n), 6, '0'), $1, e.id, $5 || lpad(to_hex(g), 16 - length($6), '0'),
             'product.created', 'pending', 0, date_trunc('milliseconds', now()), date_trunc('milliseconds', now())
        FROM generate_series(1, $3::int) AS g, unnest($2::text[]) WITH ORDINALITY AS e (id, n)`,
-    [workspaceId, endpointIds, perEndpoint, tag],
+    [workspaceId, endpointIds, perEndpoint, whd, evt, tag],
   );
 }
