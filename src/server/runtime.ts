@@ -12,6 +12,7 @@ import { ProductCreations } from '../products/create-batch.js';
 import type { AppContext } from './context.js';
 import type { Db } from '../db/db.js';
 import { migrate } from '../db/migrate.js';
+import { ensurePartitions } from '../db/partitions.js';
 import { openDatabase } from '../db/open.js';
 import { ReadCoalescer } from '../http/coalesce.js';
 import { CursorCodec } from '../http/pagination.js';
@@ -114,6 +115,9 @@ export async function openContext(config: Config, options: { owner?: boolean; qu
     const masterKey = resolveMasterKey(config);
     await migrate(db);
     const ctx = createContext(config, db, masterKey.key);
+    // Before the first request or claim: a process started after its partitions ran out (stopped
+    // for longer than the ones made ahead) would otherwise write rows that have nowhere to go.
+    await ensurePartitions(db, ctx.clock.now(), config.partitionWidthMs);
     await verifyMasterKey(db, ctx.secrets, masterKey.source, ctx.clock.now());
     // The VAPID key pair is made at the first start, under the key just checked.
     await ctx.push.keys.get();
