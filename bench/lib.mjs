@@ -239,6 +239,8 @@ export async function steadyLoad(url, apiKeys, rate, seconds) {
   const started = performance.now();
   const inFlight = [];
   let failed = 0;
+  /** The first answers that were not 201, as `status code: message`, to say why. */
+  const failures = [];
   for (let i = 0; i < total; i++) {
     const wait = started + i * interval - performance.now();
     if (wait > 1) await sleepUntil(wait);
@@ -246,15 +248,17 @@ export async function steadyLoad(url, apiKeys, rate, seconds) {
       pool
         .request({ path: '/v1/products', method: 'POST', headers: { authorization: `Bearer ${keys[i % keys.length]}`, 'content-type': 'application/json' }, body: '{"name":"Latency probe"}' })
         .then(async (res) => {
-          await res.body.dump();
-          if (res.statusCode !== 201) failed++;
+          const body = await res.body.text();
+          if (res.statusCode === 201) return;
+          failed++;
+          if (failures.length < 5) failures.push(`${res.statusCode} ${body.slice(0, 200)}`);
         }),
     );
   }
   await Promise.all(inFlight);
   const achieved = total / ((performance.now() - started) / 1000);
   await pool.close();
-  return { failed, achieved };
+  return { failed, failures, achieved };
 }
 
 /**
