@@ -9,6 +9,7 @@ import { loggerOptions } from '../http/logger.js';
 import type { Config } from '../lib/config.js';
 import type { AppContext } from '../server/context.js';
 import { boundPort, startOpsServer } from '../server/metrics-server.js';
+import { exceptOutages } from '../server/outages.js';
 import { startTracing, stopTracing } from '../ops/tracing/start.js';
 import { openContext } from '../server/runtime.js';
 import type { DeliveryWorkerOptions } from '../engine/delivery/worker.js';
@@ -39,11 +40,12 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const forgetPublicUrl = recordPublicUrl(config);
   const ops = config.metricsPort !== null ? await startOpsServer(ctx, { redis: true }, { port: config.metricsPort, host: config.host }) : null;
   const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, deliveryLog(app.log)) : null;
-  const background = startBackground(ctx, (err, what) => app.log.error({ err }, `${what} failed`));
+  // A database outage is logged once when it begins and once when it ends (outages.ts), not by every job it stops.
+  const background = startBackground(ctx, exceptOutages((err, what) => app.log.error({ err }, `${what} failed`)));
   // Recoveries left running by an earlier start (or a process that died) go on from their cursor; app.close() stops them.
-  ctx.recoveries.start((err) => app.log.error({ err }, 'webhook recovery batch failed; it is taken up again later'));
+  ctx.recoveries.start(exceptOutages((err) => app.log.error({ err }, 'webhook recovery batch failed; it is taken up again later')));
   // Notifications not yet pushed (another process's, or left by a stop) are looked for now and every minute; app.close() stops it.
-  ctx.push.start((err, during) => app.log.error({ err }, `${during} failed`));
+  ctx.push.start(exceptOutages((err, during) => app.log.error({ err }, `${during} failed`)));
 
   // Requests in progress finish and new ones get 503 (server/app.ts), attempts in flight end and are
   // recorded (up to the delivery time-out); a stop that cannot finish (the database silent) still

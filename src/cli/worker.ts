@@ -1,6 +1,6 @@
 import type { Config } from '../lib/config.js';
 import { startBackground } from '../server/background.js';
-import { logOutages } from '../server/outages.js';
+import { exceptOutages, logOutages } from '../server/outages.js';
 import { boundPort, startOpsServer } from '../server/metrics-server.js';
 import { startTracing, stopTracing } from '../ops/tracing/start.js';
 import { openContext } from '../server/runtime.js';
@@ -26,7 +26,8 @@ export async function runWorker(config: Config): Promise<void> {
   const ctx = await openContext(config);
   const count = Math.max(1, config.workers);
   logOutages(ctx.db, (_fields, line) => console.error(`svc worker: ${line}`));
-  const report = (error: unknown, during: string) => console.error(`svc worker: ${during} failed: ${(error as Error)?.message ?? String(error)}`);
+  // A database outage is logged once when it begins and once when it ends, not by every job it stops.
+  const report = exceptOutages((error: unknown, during: string) => console.error(`svc worker: ${during} failed: ${(error as Error)?.message ?? String(error)}`));
   const ops = config.metricsPort !== null ? await startOpsServer(ctx, { redis: false }, { port: config.metricsPort, host: config.host }) : null;
   const workers = await startWorkers(ctx, count, {
     onError: (error, during) => report(error, `${during}; retrying`),

@@ -26,3 +26,14 @@ export function logOutages(db: Db, warn: (fields: Record<string, unknown>, line:
     warn(fields, describeAvailability(change));
   });
 }
+
+/**
+ * A background job's failure report that leaves out failures of a database known to be down: the
+ * outage has its own two lines (logOutages), and a job that runs every few seconds would otherwise
+ * log a stack each time. Every other failure is reported as it comes.
+ */
+export function exceptOutages<A extends unknown[]>(report: (error: unknown, ...rest: A) => void): (error: unknown, ...rest: A) => void {
+  return (error, ...rest) => {
+    if (!(error instanceof DatabaseUnavailableError)) report(error, ...rest);
+  };
+}
