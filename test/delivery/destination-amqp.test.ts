@@ -188,6 +188,8 @@ describe.skipIf(missing('rabbitmq'))('RabbitMQ destination through an outage', (
 
       // The broker is back: the endpoint, re-enabled, publishes on a new connection.
       await proxy.start();
+      // The sender waits out its back-off after the failed connections before it connects again (connections.ts).
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
       expect((await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${ep.id}`, { active: true })).statusCode).toBe(200);
       await createProduct(t, 'After');
       expect(await worker.runDue()).toBe(1);

@@ -168,6 +168,8 @@ describe.skipIf(missing('nats'))('NATS destination through an outage', () => {
       expect(await endpointState(t, ep.id)).toMatchObject({ active: false, disabled_reason: 'auto', consecutive_failures: 5 });
 
       await proxy.start();
+      // The sender waits out its back-off after the failed connections before it connects again (connections.ts).
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
       expect((await t.call(key, 'PATCH', `/v1/webhooks/endpoints/${ep.id}`, { active: true })).statusCode).toBe(200);
       await createProduct(t, 'After');
       expect(await worker.runDue()).toBe(1);

@@ -36,7 +36,7 @@ export class AmqpSender implements Sender {
   private readonly brokers: Connections<Broker>;
 
   constructor(private readonly options: BrokerOptions) {
-    this.brokers = new Connections((url, lost) => this.open(url, lost), (broker) => broker.model.close(), options.idleMs);
+    this.brokers = new Connections((url, lost) => this.open(url, lost), (broker) => broker.model.close(), options.idleMs, options.timeoutMs);
   }
 
   async send(req: SendRequest): Promise<SendResult> {
@@ -49,10 +49,17 @@ export class AmqpSender implements Sender {
     if (refused) return failure(refused);
 
     let channel: Channel;
+    let waited: NodeJS.Timeout | undefined;
     try {
-      channel = await this.channel(req.url, exchange);
+      // A channel that does not open in time (a connection gone silent) fails the attempt like a missing confirm.
+      const late = new Promise<never>((_, reject) => {
+        waited = setTimeout(() => reject(new Error(`timeout: no channel to the broker within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
+      });
+      channel = await Promise.race([this.channel(req.url, exchange), late]);
     } catch (error) {
-      return failure(brokerError(error));
+      return failure(brokerError(error), /^timeout/.test(String((error as Error)?.message)));
+    } finally {
+      clearTimeout(waited);
     }
     const id = req.headers['webhook-id'];
     const pending: Pending = { returned: null };

@@ -1,30 +1,64 @@
+import { performance } from 'node:perf_hooks';
+
+/** After a failed opening, sends to the broker fail at once for this long, then twice as long after each failure again, up to MAX_WAIT_MS. */
+const FIRST_WAIT_MS = 1_000;
+const MAX_WAIT_MS = 5_000;
+
 /**
  * Connections to brokers, one per broker URL, shared by every delivery to it. A connection is
  * opened by the first send that needs it (sends meanwhile wait for the same opening), forgotten when
  * the broker closes it or it fails (a broker restart: the next send opens a new one), and closed
- * after `idleMs` without a send.
+ * after `idleMs` without a send. An opening that fails is remembered for a while (FIRST_WAIT_MS,
+ * doubling while it keeps failing): sends meanwhile fail with its error instead of each opening a
+ * connection of its own, so a broker that is down gets about one connection a second at most.
  */
 export class Connections<C> {
   private readonly entries = new Map<string, Entry<C>>();
+  private readonly failures = new Map<string, Failure>();
 
+  /** `openMs`: an opening not done by then fails (a broker that accepts the TCP connection and says nothing). */
   constructor(
     private readonly open: (url: string, lost: () => void) => Promise<C>,
     private readonly close: (connection: C) => Promise<void>,
     private readonly idleMs: number,
+    private readonly openMs: number,
   ) {}
 
   /** The open connection to `url`, opening it if need be; rejects when it cannot be opened. */
   get(url: string): Promise<C> {
+    const failed = this.failures.get(url);
+    if (failed && performance.now() < failed.until) return Promise.reject(failed.error);
     let entry = this.entries.get(url);
     if (entry === undefined) {
       const created: Entry<C> = { connection: null as unknown as Promise<C>, timer: null };
-      created.connection = this.open(url, () => this.forget(url, created));
-      // A failed opening is not kept: the next send tries again.
-      created.connection.catch(() => this.forget(url, created));
+      created.connection = this.opened(url, () => this.forget(url, created));
+      created.connection.then(
+        () => this.failures.delete(url),
+        (error: unknown) => {
+          this.forget(url, created);
+          const waitMs = failed ? Math.min(MAX_WAIT_MS, failed.waitMs * 2) : FIRST_WAIT_MS;
+          this.failures.set(url, { error, until: performance.now() + waitMs, waitMs });
+        },
+      );
       this.entries.set(url, (entry = created));
     }
     this.keepAlive(url, entry);
     return entry.connection;
+  }
+
+  /** `open`, given up after openMs; a connection that opens after all is closed. */
+  private opened(url: string, lost: () => void): Promise<C> {
+    const opening = this.open(url, lost);
+    return new Promise<C>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`timeout: no connection to the broker within ${this.openMs} ms`));
+        opening.then((late) => this.close(late).catch(() => undefined), () => undefined);
+      }, this.openMs);
+      opening.then(
+        (connection) => (clearTimeout(timer), resolve(connection)),
+        (error: unknown) => (clearTimeout(timer), reject(error)),
+      );
+    });
   }
 
   /** How many broker URLs have a connection open or opening. */
@@ -64,4 +98,11 @@ export class Connections<C> {
 interface Entry<C> {
   connection: Promise<C>;
   timer: NodeJS.Timeout | null;
+}
+
+/** A failed opening: its error, until when (performance.now()) sends get it, and that wait's length. */
+interface Failure {
+  error: unknown;
+  until: number;
+  waitMs: number;
 }

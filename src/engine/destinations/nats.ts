@@ -24,7 +24,7 @@ export class NatsSender implements Sender {
   private readonly servers: Connections<Server>;
 
   constructor(private readonly options: BrokerOptions) {
-    this.servers = new Connections((url, lost) => this.open(url, lost), (server) => server.connection.close(), options.idleMs);
+    this.servers = new Connections((url, lost) => this.open(url, lost), (server) => server.connection.close(), options.idleMs, options.timeoutMs);
   }
 
   async send(req: SendRequest): Promise<SendResult> {
