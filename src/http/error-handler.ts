@@ -11,7 +11,19 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '5
 /** Seconds a client is asked to wait after a 503 (a database outage, a stop in progress). */
 export const RETRY_AFTER_SECONDS = 2;
 
-function toApiError(error: FastifyError & { code?: string }): ApiError {
+/** PostgreSQL's disk_full: a table or index could not grow. The transaction is rolled back whole. */
+const DISK_FULL = '53100';
+
+/**
+ * What a refused write says when the database's disk is full: the folder, when the service runs its
+ * own server (`dataDir`), else the database server's disk.
+ */
+function diskFull(dataDir: string | null): ApiError {
+  const where = dataDir ? `the disk of the data folder ${dataDir}` : "the database server's disk";
+  return new ApiError('UNAVAILABLE', `Writes are refused for now: ${where} is full. Reads go on; writes resume once space is freed.`);
+}
+
+function toApiError(error: FastifyError & { code?: string }, dataDir: string | null): ApiError {
   if (error instanceof ApiError) return error;
   if (error.validation) {
     const { message, details } = describeValidationErrors(error.validation, error.validationContext ?? 'request');
@@ -22,18 +34,24 @@ function toApiError(error: FastifyError & { code?: string }): ApiError {
   if (status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be sent as Content-Type: application/json.');
   if (status === 404) return new ApiError('NOT_FOUND', 'Not found.');
   if (status >= 400 && status < 500) return new ApiError('VALIDATION', error.message);
+  if (error.code === DISK_FULL) return diskFull(dataDir);
   if (error instanceof DatabaseUnavailableError || (error.code && UNAVAILABLE_CODES.has(error.code))) {
     return new ApiError('UNAVAILABLE', 'The service is temporarily unavailable: retry after a short wait.');
   }
   return new ApiError('INTERNAL', 'An unexpected error occurred.');
 }
 
-/** One handler turns every error into `{error: {code, message, requestId}}`; 5xx internals stay in the log. */
-export function registerErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const apiError = toApiError(error);
+/**
+ * One handler turns every error into `{error: {code, message, requestId}}`; 5xx internals stay in
+ * the log. `dataDir`: the embedded server's folder, named when its disk is full.
+ */
+export function registerErrorHandler(app: FastifyInstance, options: { dataDir?: string | null } = {}): void {
+  app.setErrorHandler((error: FastifyError & { code?: string }, request, reply) => {
+    const apiError = toApiError(error, options.dataDir ?? null);
+    // A full disk is a line per refused write, without a stack: it is no bug of the service.
+    if (error.code === DISK_FULL) request.log.warn({ reason: error.message }, apiError.message);
     // The database's outages are logged once each (server/outages.ts), not per request refused.
-    if (apiError.code === 'UNAVAILABLE') request.log.debug({ reason: error.message }, 'request refused: the database is unavailable');
+    else if (apiError.code === 'UNAVAILABLE') request.log.debug({ reason: error.message }, 'request refused: the database is unavailable');
     else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     if (apiError.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');
     if (apiError.status === 503) reply.header('Retry-After', String(RETRY_AFTER_SECONDS));

@@ -50,7 +50,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
 
   app.setValidatorCompiler(compileValidator);
   registerJsonParser(app);
-  registerErrorHandler(app);
+  // The embedded server's folder (no DATABASE_URL) is named when its disk is full.
+  registerErrorHandler(app, { dataDir: ctx.config.databaseUrl === null ? ctx.config.dataDir : null });
   logOutages(ctx.db, (fields, line) => app.log.warn(fields, line));
   app.addSchema(ErrorBody);
 
