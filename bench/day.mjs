@@ -1,6 +1,7 @@
 // Scenario "a day in twenty minutes": the fleet (1,000 endpoints, 20-200 ms receivers, 2% failing, 1%
 // hanging) at 70 products/s (680 healthy deliveries/s) for BENCH_DAY_MINUTES (20), with 1-minute
-// partitions and SVC_RETENTION=5m, beside the same run without retention. Measured: the hot tables'
+// partitions, SVC_RETENTION=5m and a retry schedule compressed alike, beside the same run without
+// retention. Measured: the hot tables'
 // size on disk minute by minute (flat after the sixth minute, within 20%), change-to-arrival p99 in
 // the last five minutes against the first five (<= 1.2x), write-ahead log per product created
 // against the run without retention (<= 1.1x), every healthy delivery arriving once.
@@ -11,6 +12,13 @@ import { seedFleet } from './fleet.mjs';
 import { openSeeded, settle, startService } from './service.mjs';
 
 const RATE = 70;
+/**
+ * Time is compressed, the retry schedule with it: by default a delivery's retries end after about
+ * three days, a tenth of the 30 days kept; here they end within about two minutes (ten attempts of
+ * up to 10 s each, 30 s apart in all), under the five minutes kept. Otherwise every minute's
+ * partition would hold the failing endpoints' retries, pending work that keeps it (retire.ts).
+ */
+const RETRY_SCHEDULE = '1s,1s,2s,2s,3s,3s,4s,4s,5s,5s';
 const WINDOW_MINUTES = 5;
 const TABLES = ['webhook_deliveries', 'webhook_delivery_attempts', 'events'];
 const PREFIXES = { webhook_deliveries: 'whd', webhook_delivery_attempts: 'whd', events: 'evt' };
@@ -44,7 +52,7 @@ async function oneRun(minutes, retention) {
     await settle(seeded.db);
     const wal = async () => (await client.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
     const walFrom = await wal();
-    const service = await startService(target, { SVC_PARTITION_WIDTH: '1m', SVC_RETENTION: retention ? '5m' : '0' });
+    const service = await startService(target, { SVC_PARTITION_WIDTH: '1m', SVC_RETENTION: retention ? '5m' : '0', SVC_RETRY_SCHEDULE: RETRY_SCHEDULE });
     try {
       const seconds = minutes * 60;
       const started = performance.now();
