@@ -65,11 +65,14 @@ export class Gate {
 
   /**
    * A place within `deadlineMs`: at once when there is room, else in turn. While it waits, its
-   * withdrawal is in `withdrawals`, and calling it fails the wait with `refusal()`.
+   * withdrawal is in `withdrawals`, and calling it fails the wait with `refusal()`. A place handed
+   * over after the deadline (a blocked event loop ran the timer late) goes back: the statement would
+   * have no time left, and its time-out would look like a silent database.
    */
   wait(deadlineMs: number, withdrawals: Set<() => void>, refusal: () => Error): Promise<void> {
     const wait = this.enter();
     if (!wait) return Promise.resolve();
+    const deadline = performance.now() + deadlineMs;
     return new Promise<void>((resolve, reject) => {
       const end = () => {
         clearTimeout(timer);
@@ -81,10 +84,12 @@ export class Gate {
         end();
         reject(error);
       };
-      const timer = setTimeout(() => giveUp(new DatabaseUnavailableError(`no database connection within ${Math.round(deadlineMs)} ms`, null)), Math.max(0, deadlineMs));
+      const late = () => giveUp(new DatabaseUnavailableError(`no database connection within ${Math.round(deadlineMs)} ms`, null));
+      const timer = setTimeout(late, Math.max(0, deadlineMs));
       const withdraw = () => giveUp(refusal());
       withdrawals.add(withdraw);
       void wait.ready.then(() => {
+        if (performance.now() >= deadline) return late();
         end();
         resolve();
       });

@@ -64,13 +64,6 @@ export class Pool {
     const send = (): Promise<T[]> => {
       const sql = this.sql;
       const left = deadlineMs - (performance.now() - started);
-      if (left <= 0) {
-        // The wait for a connection took the whole deadline (a busy pool, a blocked event loop):
-        // nothing was sent, and nothing is learnt of the database.
-        this.gate.leave();
-        if (probe) this.breaker.withdrawn();
-        return Promise.reject(new DatabaseUnavailableError(`no database connection within ${Math.round(deadlineMs)} ms`, null));
-      }
       return this.answer<T>(sql, sql.unsafe(text, values, { prepare: values.length > 0 }) as Pending, left, text, probe).then(
         (rows) => (this.gate.leave(), rows),
         (error) => {
