@@ -3,10 +3,9 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestApp } from './helpers/app.js';
 import { cliBuilt, freePort, startCommand, startServer, type Server } from './helpers/cli.js';
-import { POSTGRES_URL } from './helpers/db.js';
+import { proxiedDatabase } from './helpers/db.js';
 import { addEndpoint, deliveriesOf, eventually, testWorker } from './helpers/delivery.js';
 import { startReceiver } from './helpers/receiver.js';
-import { TcpProxy } from './helpers/tcp-proxy.js';
 
 /** The shortest lease the default delivery time-out (10 s) allows: the test waits one out. */
 const LEASE_MS = 21_000;
@@ -35,14 +34,10 @@ describe.skipIf(!cliBuilt())('SIGTERM 2 s into a database blackhole, on the defa
     const receiver = await startReceiver(() => ({ status: 200, delayMs: 300 + Math.floor(Math.random() * 200) }));
     cleanup.push(() => receiver.close());
     const { id: endpointId } = await addEndpoint(t, receiver.url);
-    const proxy = new TcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
-    await proxy.start();
+    const { proxy, url } = await proxiedDatabase(t.testDb.schema);
     cleanup.push(() => proxy.stop());
-    const url = new URL(POSTGRES_URL);
-    url.host = `127.0.0.1:${proxy.port}`;
-    url.searchParams.set('options', `-c search_path=${t.testDb.schema}`);
     const env = {
-      DATABASE_URL: url.toString(),
+      DATABASE_URL: url,
       SVC_MASTER_KEY: masterKey.toString('hex'),
       SVC_ALLOW_PRIVATE_TARGETS: 'true',
       SVC_LEASE: `${LEASE_MS}ms`,

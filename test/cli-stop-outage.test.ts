@@ -3,10 +3,9 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestApp } from './helpers/app.js';
 import { cliBuilt, freePort, startServer } from './helpers/cli.js';
-import { POSTGRES_URL } from './helpers/db.js';
+import { proxiedDatabase } from './helpers/db.js';
 import { addEndpoint, createProduct, testWorker } from './helpers/delivery.js';
 import { startReceiver } from './helpers/receiver.js';
-import { TcpProxy } from './helpers/tcp-proxy.js';
 
 const DELIVERY_TIMEOUT_MS = 2_000;
 const QUERY_TIMEOUT_MS = 1_500;
@@ -36,15 +35,11 @@ describe.skipIf(!cliBuilt())('SIGTERM during a database outage', () => {
     const receiver = await startReceiver(() => ({ status: 200, delayMs: 1_000 }));
     cleanup.push(() => receiver.close());
     await addEndpoint(t, receiver.url);
-    const proxy = new TcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
-    await proxy.start();
+    const { proxy, url } = await proxiedDatabase(t.testDb.schema);
     cleanup.push(() => proxy.stop());
-    const url = new URL(POSTGRES_URL);
-    url.host = `127.0.0.1:${proxy.port}`;
-    url.searchParams.set('options', `-c search_path=${t.testDb.schema}`);
     const port = await freePort();
     const server = await startServer([], {
-      DATABASE_URL: url.toString(),
+      DATABASE_URL: url,
       SVC_MASTER_KEY: masterKey.toString('hex'),
       PORT: String(port),
       SVC_ALLOW_PRIVATE_TARGETS: 'true',

@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestApp } from './helpers/app.js';
 import { cliBuilt, startCommand } from './helpers/cli.js';
-import { POSTGRES_URL } from './helpers/db.js';
+import { proxiedDatabase } from './helpers/db.js';
 import { addEndpoint, createProduct, eventually } from './helpers/delivery.js';
 import { startReceiver } from './helpers/receiver.js';
-import { TcpProxy } from './helpers/tcp-proxy.js';
 
 /**
  * `svc worker` through a database outage: the outage is two lines, when it begins and when it ends,
@@ -25,15 +24,11 @@ describe.skipIf(!cliBuilt())('svc worker during a database outage', () => {
     const receiver = await startReceiver();
     cleanup.push(() => receiver.close());
     await addEndpoint(t, receiver.url);
-    const proxy = new TcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
-    await proxy.start();
+    const { proxy, url } = await proxiedDatabase(t.testDb.schema);
     cleanup.push(() => proxy.stop());
-    const url = new URL(POSTGRES_URL);
-    url.host = `127.0.0.1:${proxy.port}`;
-    url.searchParams.set('options', `-c search_path=${t.testDb.schema}`);
     const worker = await startCommand(
       ['worker'],
-      { DATABASE_URL: url.toString(), SVC_MASTER_KEY: masterKey.toString('hex'), SVC_ALLOW_PRIVATE_TARGETS: 'true', SVC_POLL_INTERVAL: '200ms' },
+      { DATABASE_URL: url, SVC_MASTER_KEY: masterKey.toString('hex'), SVC_ALLOW_PRIVATE_TARGETS: 'true', SVC_POLL_INTERVAL: '200ms' },
       /delivering with \d+ worker/,
     );
     cleanup.push(async () => void (await worker.stop()));

@@ -5,10 +5,9 @@ import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { buildApp } from '../../src/server/app.js';
 import { createContext } from '../../src/server/runtime.js';
 import { startTestApp, testConfig } from '../helpers/app.js';
-import { POSTGRES_URL } from '../helpers/db.js';
+import { proxiedDatabase } from '../helpers/db.js';
 import { addEndpoint, deliveriesOf, eventually } from '../helpers/delivery.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
  * A worker whose database is found down while it holds jobs not yet started: it starts none of
@@ -31,12 +30,9 @@ describe('a worker during a database outage', () => {
     cleanup.push(() => receiver.close());
     const { id: endpointId } = await addEndpoint(t, receiver.url);
 
-    const proxy = new TcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
-    await proxy.start();
+    const { proxy, url } = await proxiedDatabase();
     cleanup.push(() => proxy.stop());
-    const url = new URL(POSTGRES_URL);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const db = await openPostgres({ url: url.toString(), schema: t.testDb.schema, timeouts: { connectMs: 1_000, statementMs: 1_000, queryMs: 1_500, keepAliveMs: 500 } });
+    const db = await openPostgres({ url, schema: t.testDb.schema, timeouts: { connectMs: 1_000, statementMs: 1_000, queryMs: 1_500, keepAliveMs: 500 } });
     const ctx = createContext(testConfig({ allowPrivateTargets: true }), db, masterKey);
     cleanup.push(async () => {
       await ctx.rateLimits.close();

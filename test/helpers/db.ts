@@ -4,6 +4,7 @@ import { inject } from 'vitest';
 import type { Db } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openPostgres } from '../../src/db/postgres.js';
+import { TcpProxy } from './tcp-proxy.js';
 
 /** The server every test uses: TEST_DATABASE_URL, or the embedded one the run started (server.ts beside this file). */
 export const POSTGRES_URL = inject('databaseUrl');
@@ -51,4 +52,17 @@ export async function freshSchema(prefix: string): Promise<{ schema: string; url
   const url = new URL(POSTGRES_URL);
   url.searchParams.set('options', `-c search_path=${schema}`);
   return { schema, url: url.toString(), drop: () => asAdmin((sql) => sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)).then(() => {}) };
+}
+
+/**
+ * A TCP proxy of the test's own in front of the test server (to cut, blackhole or reset it), and
+ * the server's URL through it, with `schema` on its search path when given. The caller stops it.
+ */
+export async function proxiedDatabase(schema?: string): Promise<{ proxy: TcpProxy; url: string }> {
+  const proxy = new TcpProxy(Number(new URL(POSTGRES_URL).port || 5432));
+  await proxy.start();
+  const url = new URL(POSTGRES_URL);
+  url.host = `127.0.0.1:${proxy.port}`;
+  if (schema) url.searchParams.set('options', `-c search_path=${schema}`);
+  return { proxy, url: url.toString() };
 }
