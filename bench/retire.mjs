@@ -6,24 +6,17 @@
 //   - by partition: the same rows in a day partition of their own, detached and dropped.
 // Prints each way's time, write-ahead log and the traffic's longest insert + read.
 //   node bench/retire.mjs [DELIVERIES]   (TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test)
-import postgres from 'postgres';
 import { migrate } from '../dist/db/migrate.js';
 import { ensurePartitions } from '../dist/db/partitions.js';
-import { openPostgres } from '../dist/db/postgres.js';
 import { ManualClock } from '../dist/lib/clock.js';
 import { newId } from '../dist/lib/ids.js';
 import { runRetention } from '../dist/server/retention.js';
-import { seedFinished, seedOwner, startTraffic } from './seed-history.mjs';
+import { scratch, seedFinished, seedOwner, startTraffic } from './seed-history.mjs';
 
-const URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DELIVERIES = Number(process.argv[2] ?? 1_000_000);
 const DAY = 86_400_000;
 
-const schema = `retire_${Date.now().toString(36)}`;
-const admin = postgres(URL, { max: 1, onnotice: () => {} });
-await admin.unsafe(`CREATE SCHEMA ${schema}`);
-const sql = postgres(URL, { max: 2, onnotice: () => {}, connection: { search_path: schema, statement_timeout: 0 } });
-const db = await openPostgres({ url: URL, schema, poolSize: 3 });
+const { sql, db, close } = await scratch('retire');
 
 /** Runs retention at `now` (30 days kept, no pause between batches) and prints what it cost. */
 async function retire(way, now, traffic) {
@@ -63,8 +56,5 @@ try {
   await retire('by partition (DETACH CONCURRENTLY, DROP)', day + 31 * DAY + DAY, traffic);
   await traffic.stop();
 } finally {
-  await db.close();
-  await sql.end();
-  await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
-  await admin.end();
+  await close();
 }

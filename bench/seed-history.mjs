@@ -1,6 +1,34 @@
-// Finished deliveries in bulk, generated in SQL: `count` deliveries (each with one attempt, a fifth
-// as many events) of one endpoint, their ids and times spread evenly over [fromMs, fromMs + spanMs),
-// in statements of 500,000 rows. For the upgrade and retirement benchmarks.
+// A scratch schema of its own for a benchmark run, and finished deliveries in bulk generated in SQL:
+// `count` deliveries (each with one attempt, a fifth as many events) of one endpoint, their ids and
+// times spread evenly over [fromMs, fromMs + spanMs), in statements of 500,000 rows. For the upgrade
+// and retirement benchmarks.
+import postgres from 'postgres';
+import { openPostgres } from '../dist/db/postgres.js';
+
+export const URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * A schema of its own on URL for one run: `sql` (no statement time-out) to seed and read, `db` the
+ * service's own client; `close()` drops the schema with everything in it.
+ */
+export async function scratch(prefix) {
+  const schema = `${prefix}_${Date.now().toString(36)}`;
+  const admin = postgres(URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE SCHEMA ${schema}`);
+  const sql = postgres(URL, { max: 2, onnotice: () => {}, connection: { search_path: schema, statement_timeout: 0 } });
+  const db = await openPostgres({ url: URL, schema, poolSize: 3 });
+  return {
+    sql,
+    db,
+    async close() {
+      await db.close();
+      await sql.end();
+      await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    },
+  };
+}
+
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 /** An id's 10 time characters (lib/ids.ts), in SQL, from a millisecond expression. */
 const idTime = (ms) => Array.from({ length: 10 }, (_, i) => `substr('${ALPHABET}', (${ms} / ${32n ** BigInt(9 - i)} % 32)::int + 1, 1)`).join(' || ');

@@ -3,21 +3,14 @@
 // then `migrate` step by step while a writer inserts a delivery every 20 ms and reads one by id.
 // Prints each step's time and the longest insert during it: how long traffic waited.
 //   node bench/upgrade.mjs [DELIVERIES]   (TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test)
-import postgres from 'postgres';
 import { migrate, migrationFiles } from '../dist/db/migrate.js';
-import { openPostgres } from '../dist/db/postgres.js';
 import { newId } from '../dist/lib/ids.js';
-import { seedFinished, seedOwner, startTraffic } from './seed-history.mjs';
+import { scratch, seedFinished, seedOwner, startTraffic } from './seed-history.mjs';
 
-const URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DELIVERIES = Number(process.argv[2] ?? 1_000_000);
 const BEFORE = '024_deliveries_workspace_through_endpoint.sql';
 
-const schema = `upgrade_${Date.now().toString(36)}`;
-const admin = postgres(URL, { max: 1, onnotice: () => {} });
-await admin.unsafe(`CREATE SCHEMA ${schema}`);
-const sql = postgres(URL, { max: 2, onnotice: () => {}, connection: { search_path: schema, statement_timeout: 0 } });
-const db = await openPostgres({ url: URL, schema, poolSize: 3 });
+const { sql, db, close } = await scratch('upgrade');
 try {
   await migrate(db, { through: BEFORE });
   await seedOwner(sql);
@@ -38,8 +31,5 @@ try {
   }
   await traffic.stop();
 } finally {
-  await db.close();
-  await sql.end();
-  await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
-  await admin.end();
+  await close();
 }
