@@ -159,4 +159,26 @@ describe('partitions', () => {
     await runRetention(t.ctx, { pauseMs: 0 });
     expect(await deliveries()).toEqual([]);
   });
+
+  it('finishes a range a run left halfway: two of its tables detached, the third still attached', async () => {
+    clock.advance(MINUTE);
+    await ensurePartitions(t.ctx.db, clock.now(), MINUTE);
+    await createProduct(t, 'Left halfway');
+    await t.ctx.db.query(`UPDATE webhook_deliveries SET status = 'success', next_attempt_at = NULL`);
+    const [row] = await deliveries();
+    const range = (await listPartitions(t.ctx.db, 'webhook_deliveries')).find((p) => p.to > clock.now().getTime())!;
+    clock.advance(10 * MINUTE);
+    await ensurePartitions(t.ctx.db, clock.now(), MINUTE);
+    // The run that decided the range detached its deliveries and attempts, then its events' detach timed out.
+    for (const table of ['webhook_deliveries', 'webhook_delivery_attempts']) {
+      await t.ctx.db.query(`ALTER TABLE ${table} DETACH PARTITION ${table}${range.name.slice('webhook_deliveries'.length)}`);
+    }
+    expect((await t.ctx.db.query('SELECT id FROM events WHERE id = $1', [row.event_id])).length).toBe(1);
+
+    const run = await runRetention(t.ctx, { pauseMs: 0 });
+    expect(run.retired!.dropped).toContain(range.name);
+    expect(await t.ctx.db.query('SELECT id FROM events')).toEqual([]);
+    const left = await t.ctx.db.query(`SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname LIKE $1`, [`%${range.name.slice('webhook_deliveries'.length)}`]);
+    expect(left).toEqual([]);
+  });
 });

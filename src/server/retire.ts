@@ -53,17 +53,27 @@ async function reasonToKeep(q: Queryable, range: Range, now: Date): Promise<stri
   return null;
 }
 
-/** The ranges whose end is at or before `cutoff`, oldest first, each with its partition in every table. */
+/**
+ * The ranges whose end is at or before `cutoff`, oldest first, each with its partition in every table
+ * that still has one. A range some of whose partitions are gone was left halfway by a run that
+ * stopped (or whose detach timed out) after it had decided and archived the range.
+ */
 async function rangesBefore(q: Queryable, cutoff: Date): Promise<Range[]> {
   const byTable = await Promise.all(PARTITIONED.map((p) => listPartitions(q, p.table)));
-  const ranges: Range[] = [];
-  for (const deliveries of byTable[0]) {
-    if (deliveries.to > cutoff.getTime()) continue;
-    const parts = byTable.map((list) => list.find((p) => p.to === deliveries.to && p.from === deliveries.from));
-    // A table whose partition of this range is already gone (a run that stopped halfway) is left out.
-    ranges.push({ name: deliveries.name, from: deliveries.from, to: deliveries.to, parts: parts.filter((p): p is Partition => p !== undefined) });
+  const ranges = new Map<string, Range>();
+  for (const part of byTable.flat()) {
+    if (part.to > cutoff.getTime()) continue;
+    const key = `${part.from}-${part.to}`;
+    const range = ranges.get(key) ?? { name: rangeName(part), from: part.from, to: part.to, parts: [] };
+    range.parts.push(part);
+    ranges.set(key, range);
   }
-  return ranges;
+  return [...ranges.values()].sort((a, b) => a.to - b.to);
+}
+
+/** A range is named by its deliveries partition, whether or not that one is still there. */
+function rangeName(part: Partition): string {
+  return PARTITIONED[0].table + part.name.slice(part.table.length);
 }
 
 /**
@@ -81,7 +91,9 @@ export async function retirePartitions(ctx: RetireDeps, cutoff: Date, stopped?: 
   await dropLeftovers(ctx);
   for (const range of await rangesBefore(ctx.db, cutoff)) {
     if (stopped?.()) break;
-    if (!range.parts.some((p) => p.detaching)) {
+    // A range left halfway was decided and archived by the run that began it: only its detach is left.
+    const begun = range.parts.some((p) => p.detaching) || range.parts.length < PARTITIONED.length;
+    if (!begun) {
       const reason = await reasonToKeep(ctx.db, range, now).catch((error: { code?: string }) => {
         // Dropped by another process since the list was read.
         if (error.code === '42P01') return 'gone';
@@ -154,8 +166,8 @@ async function detach(ctx: RetireDeps, part: Partition): Promise<boolean> {
     // Another process detached it first (42P01: no longer a partition, or gone), is detaching it
     // (55000: already pending detach), or dropped it: finish() sorts it out.
     const code = (error as { code?: string; original?: { code?: string } }).original?.code ?? (error as { code?: string }).code;
-    // 57014: cancelled by the statement time-out while waiting for older transactions; it stays
-    // pending and the next run finishes it (FINALIZE).
+    // 57014: cancelled by the statement time-out, waiting for the table's lock (another process
+    // detaching a range) or for older transactions (it stays pending): the next run finishes it.
     if (code === '57014') return false;
     if (code !== '42P01' && code !== '55000' && !(await isDetachRace(ctx.db, part))) throw error;
     return false;
