@@ -39,6 +39,11 @@ export interface Db extends Queryable {
    */
   tx<T>(fn: (q: Queryable) => Promise<T>, options?: { unbounded?: boolean }): Promise<T>;
   /**
+   * Runs `fn` on one connection of its own, outside any transaction and without time-out: for a
+   * statement PostgreSQL refuses in a transaction (CREATE INDEX CONCURRENTLY, in a migration).
+   */
+  session<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /**
    * Opens a transaction that every query and tx of this Db made inside its run() joins, so a
    * request's whole change commits or rolls back as one (idempotency keys: src/http/idempotency/).
    */

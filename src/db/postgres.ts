@@ -128,6 +128,16 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
           throw error;
         }
       },
+      async session<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+        const connection = await writes.reserve('SET statement_timeout = 0', UNBOUNDED_MS);
+        try {
+          return await fn({ query: <R>(sql: string, params?: unknown[]) => connection.query<R>(sql, values(params), UNBOUNDED_MS) });
+        } finally {
+          // Back to the connection's own time-out before the pool hands it to anyone else.
+          await connection.query('RESET statement_timeout', [], timeouts.queryMs).catch(() => {});
+          connection.release();
+        }
+      },
       poolStats: () => {
         const { busy, waiting, max } = writes.stats();
         return { total: max, idle: max - busy, waiting, max };

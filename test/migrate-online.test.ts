@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../src/db/db.js';
+import { migrate } from '../src/db/migrate.js';
+import { openPostgres } from '../src/db/postgres.js';
+import { newId } from '../src/lib/ids.js';
+import { freshSchema, POSTGRES_URL } from './helpers/db.js';
+
+/**
+ * `svc migrate` beside a service still writing: the upgrade from the version before failure alerts
+ * and partitions must neither deadlock with a write nor hold writes up while it builds an index.
+ */
+describe('migrations beside writes', () => {
+  let db: Db;
+  let schema: Awaited<ReturnType<typeof freshSchema>>;
+
+  beforeAll(async () => {
+    schema = await freshSchema('online');
+    db = await openPostgres({ url: POSTGRES_URL, schema: schema.schema, poolSize: 4 });
+    await migrate(db, { through: '024_deliveries_workspace_through_endpoint.sql' });
+    await db.query(`INSERT INTO organizations (id, slug, name, created_at) VALUES ('org_1', 'o', 'O', now())`);
+    await db.query(`INSERT INTO workspaces (id, organization_id, slug, name, created_at) VALUES ('wsp_1', 'org_1', 'w', 'W', now())`);
+    await db.query(
+      `INSERT INTO webhook_endpoints (id, workspace_id, url, subscribed_events, active, secret_enc, created_at, updated_at)
+       VALUES ('whe_1', 'wsp_1', 'https://example.com', '{*}', true, 'x', now(), now())`,
+    );
+  });
+  afterAll(async () => {
+    await db?.close();
+    await schema?.drop();
+  });
+
+  const insert = (q: { query: Db['query'] }) =>
+    q.query(
+      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, next_attempt_at, created_at)
+       VALUES ($1, 'wsp_1', 'whe_1', 'evt_x', 'product.created', 'pending', now(), now())`,
+      [newId('whd')],
+    );
+
+  it('lets a transaction writing deliveries go on while the upgrade waits for it, and both finish', async () => {
+    // A service's transaction that has begun writing deliveries, and writes again once the upgrade waits for it.
+    const writer = await db.begin();
+    await writer.query('LOCK TABLE webhook_deliveries IN ROW EXCLUSIVE MODE');
+    const upgrade = migrate(db).then(
+      (applied) => ({ applied, error: null }),
+      (error: Error) => ({ applied: [], error }),
+    );
+    const [{ vxid }] = await writer.query<{ vxid: string }>(`SELECT virtualtransaction AS vxid FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'virtualxid'`);
+    let waited = false;
+    for (let i = 0; i < 400 && !waited; i++) {
+      const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype = 'virtualxid' AND virtualxid = $1`, [vxid]);
+      waited = n > 0;
+      if (!waited) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(waited).toBe(true);
+    // Its next write takes a lock on the endpoints (the foreign key): one the upgrade must not hold now.
+    await insert(writer);
+    await writer.commit();
+    const { applied, error } = await upgrade;
+    expect(error).toBeNull();
+    expect(applied[0]).toBe('025_endpoint_alerts.sql');
+    // What the upgrade built is whole, and writes go on after it.
+    const [index] = await db.query<{ valid: boolean }>(
+      `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'webhook_deliveries_retrying' AND c.relnamespace = current_schema()::regnamespace`,
+    );
+    expect(index).toEqual({ valid: true });
+    await insert(db);
+    expect(await migrate(db)).toEqual([]);
+  });
+});
