@@ -24,8 +24,11 @@ export interface ResourceOptions {
   mount?: Mount;
   /** Request headers every operation documents (WorkspaceHeader on a workspace's resource). */
   headers?: TObject;
-  /** The item's path parameter: `{ name: 'orderId', prefix: 'ord', noun: 'order' }`; 404 `No such order.` */
-  item?: { name: string; prefix: IdPrefix; noun: string };
+  /**
+   * The item's path parameter: `{ name: 'orderId', prefix: 'ord', noun: 'order' }`; 404 `No such order.`
+   * `exists` tells whether an item is there, for the lists below it (listOf).
+   */
+  item?: { name: string; prefix: IdPrefix; noun: string; exists?: (owner: string, id: string) => Promise<unknown> };
   read: Access;
   write: Access;
   /** Page tokens and the public address, for paginated lists. */
@@ -147,7 +150,7 @@ export class Resource {
   }
 
   /** GET below an item (e.g. a delivery's attempts): a page of what belongs to it, 404 when it does not exist. */
-  listOf<Q extends TSchema = typeof ListQuery, R = unknown, W = undefined>(spec: Listed<Q, R, W> & { exists: (owner: string, id: string) => Promise<unknown> }): void {
+  listOf<Q extends TSchema = typeof ListQuery, R = unknown, W = undefined>(spec: Listed<Q, R, W>): void {
     this.route('GET', this.itemPath(spec.path), spec, this.itemParams, { querystring: spec.query ?? ListQuery }, this.paged(spec, true));
   }
 
@@ -238,11 +241,13 @@ export class Resource {
     };
   }
 
-  private paged<Q extends TSchema, R, W>(spec: Listed<Q, R, W> & { exists?: (owner: string, id: string) => Promise<unknown> }, below: boolean): Handler {
+  private paged<Q extends TSchema, R, W>(spec: Listed<Q, R, W>, below: boolean): Handler {
     const pages = this.options.pages!;
     const owner = ownerOf(spec.auth ?? this.options.read);
     const idOf = below ? this.idOf() : null;
     const noun = this.options.item?.noun ?? '';
+    const exists = this.options.item?.exists;
+    if (below && !exists) throw new Error(`${this.options.path}: a list below an item needs the item's exists`);
     const { list, expand: expandable, where, rows, coalesce, view } = spec;
     const data = spec.data ?? (view && ((items: R[]) => items.map(view)));
     const names = spec.filters ?? [];
@@ -256,7 +261,7 @@ export class Resource {
       const expand = expandable ? parseExpand(query.expand, expandable) : undefined;
       const ownerId = owner(request);
       const id = idOf ? idOf(request) : '';
-      if (idOf && !(await spec.exists!(ownerId, id))) throw notFound(noun);
+      if (idOf && !(await exists!(ownerId, id))) throw notFound(noun);
       const checked = where ? where(query as Static<Q>) : (undefined as W);
       const binding: ListBinding = { list, scope: idOf ? `${ownerId}/${id}` : ownerId, limit, filters: bound(query) };
       const cursor = requestCursor(pages, query.page, binding);

@@ -1,7 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { exampleId } from '../../http/examples.js';
 import { ListOf } from '../../http/list.js';
-import { PageQuery } from '../../http/pagination.js';
 import { StringMap } from '../../http/string-map.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -26,8 +25,6 @@ export const DeliveryAttempt = Type.Object(
 
 export const AttemptList = ListOf(Type.Ref('WebhookDeliveryAttempt'), "The delivery's attempts, newest first.");
 
-export const AttemptListQuery = Type.Object(PageQuery, { additionalProperties: false });
-export type AttemptListQueryInput = Static<typeof AttemptListQuery>;
 
 /** The statistics windows and their series buckets: 12 of 5 minutes, 24 of an hour, 28 of 6 hours. */
 export const STATS_WINDOWS = {

@@ -9,7 +9,7 @@ import type { Clock } from '../../lib/clock.js';
 import { endpointInactive } from '../endpoints/schemas.js';
 import { lockEndpoint } from '../endpoints/store.js';
 import { DeliveryList, DeliveryListQuery, Replayed, WebhookDeliveryDetail } from './schemas.js';
-import { AttemptList, AttemptListQuery } from '../attempts/schemas.js';
+import { AttemptList } from '../attempts/schemas.js';
 import { deliveryExists, listAttempts, toAttemptView } from '../attempts/store.js';
 import { queueReplays } from './replay.js';
 import { findDelivery, listDeliveries, toDetailView, toListView } from './store.js';
@@ -22,7 +22,7 @@ export type DeliveryDeps = ListContext & { db: Db; clock: Clock };
 
 export function webhookDeliveryRoutes(app: FastifyInstance, deps: DeliveryDeps, mount: Mount): void {
   const { db, clock } = deps;
-  const deliveries = resource(app, { path: '/webhooks/deliveries', tag: 'Webhook deliveries', mount, headers: WorkspaceHeader, item: { name: 'deliveryId', prefix: 'whd', noun: 'webhook delivery' }, read, write, pages: deps });
+  const deliveries = resource(app, { path: '/webhooks/deliveries', tag: 'Webhook deliveries', mount, headers: WorkspaceHeader, item: { name: 'deliveryId', prefix: 'whd', noun: 'webhook delivery', exists: (owner, id) => deliveryExists(db, owner, id) }, read, write, pages: deps });
 
   deliveries.list({
     operationId: 'listWebhookDeliveries',
@@ -49,10 +49,8 @@ export function webhookDeliveryRoutes(app: FastifyInstance, deps: DeliveryDeps, 
     path: '/attempts',
     operationId: 'listDeliveryAttempts',
     summary: "List a delivery's attempts, newest first, each with its request headers and response",
-    query: AttemptListQuery,
     response: AttemptList,
     list: 'webhook-delivery-attempts',
-    exists: (owner, id) => deliveryExists(db, owner, id),
     rows: ({ owner, id, cursor, limit }) => listAttempts(db, owner, id, cursor, limit),
     view: toAttemptView,
   });

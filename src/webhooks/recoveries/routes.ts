@@ -14,7 +14,6 @@ import {
   RecoverBody,
   RecoveryDryRun,
   RecoveryList,
-  RecoveryListQuery,
   type RecoverBodyInput,
 } from './schemas.js';
 import type { RecoveryRunner } from './runner.js';
@@ -62,7 +61,7 @@ export type RecoveryDeps = ListContext & { db: Db; clock: Clock; config: ListCon
 export function webhookRecoveryRoutes(app: FastifyInstance, deps: RecoveryDeps, mount: Mount): void {
   const { db, clock, recoveries } = deps;
   const common = { tag: 'Webhook deliveries', mount, headers: WorkspaceHeader, read, write, pages: deps } satisfies Partial<ResourceOptions>;
-  const endpoints = resource(app, { ...common, path: '/webhooks/endpoints', item: { name: 'endpointId', prefix: 'whe', noun: 'webhook endpoint' } });
+  const endpoints = resource(app, { ...common, path: '/webhooks/endpoints', item: { name: 'endpointId', prefix: 'whe', noun: 'webhook endpoint', exists: (owner, id) => findEndpoint(db, owner, id) } });
   const recovery = resource(app, { ...common, path: '/webhooks/recoveries', item: { name: 'recoveryId', prefix: 'whr', noun: 'webhook recovery' } });
   const Recovery = Type.Ref('WebhookRecovery');
 
@@ -115,10 +114,8 @@ export function webhookRecoveryRoutes(app: FastifyInstance, deps: RecoveryDeps, 
     path: '/recoveries',
     operationId: 'listWebhookRecoveries',
     summary: "List an endpoint's recoveries, newest first",
-    query: RecoveryListQuery,
     response: RecoveryList,
     list: 'webhook-recoveries',
-    exists: (owner, id) => findEndpoint(db, owner, id),
     rows: ({ owner, id, cursor, limit }) => listRecoveries(db, owner, id, cursor, limit),
     view: toRecoveryView,
   });

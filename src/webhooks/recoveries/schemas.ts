@@ -1,7 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { exampleId } from '../../http/examples.js';
 import { ListOf } from '../../http/list.js';
-import { PageQuery } from '../../http/pagination.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -68,5 +67,3 @@ export const WebhookRecovery = Type.Object(
 );
 
 export const RecoveryList = ListOf(Type.Ref('WebhookRecovery'), "The endpoint's recoveries, newest first.");
-export const RecoveryListQuery = Type.Object(PageQuery, { additionalProperties: false });
-export type RecoveryListQueryInput = Static<typeof RecoveryListQuery>;
