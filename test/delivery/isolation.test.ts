@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/db/postgres.js';
 import { createContext } from '../../src/server/runtime.js';
-import { INITIAL_SHARE } from '../../src/engine/delivery/lanes.js';
+import { INITIAL_SHARE } from '../../src/engine/delivery/lane.js';
 import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { startTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { POSTGRES_URL } from '../helpers/db.js';

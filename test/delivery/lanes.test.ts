@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Attempted, Job, Outcome } from '../../src/engine/delivery/job.js';
-import { INITIAL_SHARE, Lanes, type Throttle } from '../../src/engine/delivery/lanes.js';
+import { INITIAL_SHARE, type Throttle } from '../../src/engine/delivery/lane.js';
+import { Lanes } from '../../src/engine/delivery/lanes.js';
 
 const job = (i: number, endpointId = 'whe_1') => ({ id: `whd_${endpointId}_${i}`, endpointId, endpointThrottled: false }) as unknown as Job;
 const outcome = (fields: Partial<Attempted>) =>
@@ -89,5 +90,36 @@ describe('lanes', () => {
     }
     expect(answers).toBe(14);
     expect(throttles.at(-1)).toBeNull();
+  });
+
+  it('moves the rest of an endpoint’s due rows with its first deferral, and defers its next jobs behind them', async () => {
+    const moves: { after: number; step: number }[] = [];
+    const lanes = new Lanes({
+      maxShare: () => 64,
+      probation: () => 8,
+      throttled: () => {},
+      moveBacklog: async (_id, _now, after, step) => {
+        moves.push({ after: after.getTime(), step });
+        return 500;
+      },
+    });
+    const now = new Date(1_000_000);
+    const jobs = Array.from({ length: 40 }, (_, i) => job(i));
+    // A receiver that has not answered for two seconds: one probe, the rest deferred.
+    offer(lanes, jobs.slice(0, 1), 0);
+    const turns = jobs.slice(1, 20).map((j) => lanes.offer(j, now, 2_000));
+    const deferred = turns.filter((turn): turn is { deferUntil: Date } => typeof turn === 'object');
+    expect(deferred.length).toBeGreaterThan(10);
+    // One move for all of them, from the first deferral on, spaced as the deferrals are.
+    expect(moves).toHaveLength(1);
+    const step = deferred[1].deferUntil.getTime() - deferred[0].deferUntil.getTime();
+    expect(moves[0]).toEqual({ after: deferred[0].deferUntil.getTime(), step });
+    await Promise.resolve();
+    // The next job deferred comes after the 500 rows moved; another move waits its turn.
+    const next = lanes.offer(jobs[20], now, 2_010) as { deferUntil: Date };
+    expect(next.deferUntil.getTime()).toBeGreaterThan(moves[0].after + 500 * step);
+    expect(moves).toHaveLength(1);
+    lanes.offer(jobs[21], now, 2_300);
+    expect(moves).toHaveLength(2);
   });
 });

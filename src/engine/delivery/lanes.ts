@@ -1,7 +1,5 @@
 import type { Attempted, Job, Outcome } from './job.js';
-
-/** An endpoint's share once it has answered this worker for the first time. */
-export const INITIAL_SHARE = 4;
+import { INITIAL_SHARE, Lane, type Throttle } from './lane.js';
 
 /** The part of a worker's capacity that endpoints on probation (never heard from, or suspect) share. */
 export const PROBATION_PART = 1 / 4;
@@ -18,6 +16,9 @@ const MIN_SPACING_MS = 100;
 /** Endpoints remembered at most; an idle one beyond it is forgotten and starts on probation again. */
 const MAX_LANES = 10_000;
 
+/** An endpoint's due backlog is moved behind its lane's horizon at most this often (backlog.ts). */
+const MOVE_EVERY_MS = 250;
+
 /** A job over its endpoint's share waits beside it only if its turn should come within this long. */
 const WAIT_BUDGET_MS = 200;
 
@@ -27,12 +28,6 @@ const WAIT_UNKNOWN = 16;
 /** An attempt running this long, and four times the endpoint's usual time, makes it suspect of hanging. */
 const SUSPECT_AFTER_MS = 1_000;
 
-/** An endpoint slowed down by its answers: the share it has now, since when (clock ms). */
-export interface Throttle {
-  share: number;
-  since: Date;
-}
-
 export interface LaneSettings {
   /** The most attempts one endpoint may have in flight now: MAX_SHARE, or less while the worker's capacity is smaller. */
   maxShare(): number;
@@ -40,57 +35,21 @@ export interface LaneSettings {
   probation(): number;
   /** An endpoint's lane was slowed down (429, 502, 503, 504, a time-out), changed its share since, or recovered (null). */
   throttled(endpointId: string, throttle: Throttle | null): void;
+  /** Moves the endpoint's due rows behind `after`, `stepMs` apart (backlog.ts); resolves to how many moved. */
+  moveBacklog?(endpointId: string, now: Date, after: Date, stepMs: number): Promise<number>;
 }
 
 /** Where a job offered to its endpoint's lane goes: its turn. */
 export type Turn = 'go' | 'wait' | { deferUntil: Date };
 
 /**
- * One endpoint's share of a worker. An endpoint this worker has not heard from yet is on probation:
- * INITIAL_SHARE attempts at most, in places of the probation pool that such endpoints share; one
- * whose attempts time out or run far past their usual time (suspect) has one at a time. Its first
- * answer earns it INITIAL_SHARE attempts of its own; `share` then grows by one with every answer and halves when an attempt
- * times out or the receiver asks to slow down (SLOW_DOWN), down to one (additive increase,
- * multiplicative decrease, as TCP does). A receiver that answers, however slowly, soon has
- * MAX_SHARE attempts, and a hanging one keeps a single probe. From the first slow-down it is
- * throttled, until its share is back where it was.
- */
-class Lane {
-  share = INITIAL_SHARE;
-  /** It has answered this worker at least once. */
-  earned = false;
-  /** Its last attempt timed out. */
-  timedOut = false;
-  /** Attempts running. */
-  inFlight = 0;
-  /** Jobs admitted and waiting for room in the worker's capacity. */
-  queued = 0;
-  /** Jobs over the share, waiting for one of this endpoint's attempts to end (see Lanes.waitingRoom). */
-  readonly waiting: Job[] = [];
-  /** performance.now() at the start of each attempt running, oldest first. */
-  readonly starts: number[] = [];
-  /** Moving average of the attempts' durations, ms (0: none yet). */
-  latencyMs = 0;
-  /** The latest time given to a job deferred (clock ms). */
-  horizon = 0;
-  /** The last attempt that ended timed out or was told to slow down. */
-  struggling = false;
-  /** While throttled: since when (clock ms) and the share it had before. */
-  throttledSince: number | null = null;
-  sharePeak = 0;
-
-  idle(): boolean {
-    return this.inFlight === 0 && this.queued === 0 && this.waiting.length === 0;
-  }
-}
-
-/**
  * Per-endpoint admission. A job whose endpoint has room in its share goes on to the worker's
  * capacity; one over the share waits beside it if its turn should come within moments, and is
  * otherwise deferred: written back with a later `next_attempt_at`, spread over the time the
- * endpoint's share needs to get through the jobs before it. A hanging endpoint's backlog therefore
- * leaves the front of the due-rows index instead of standing in front of everyone else's
- * deliveries, and costs one write per job, not a place in flight.
+ * endpoint's share needs to get through the jobs before it, and the rest of the endpoint's due rows
+ * with it, in one statement (backlog.ts). A hanging endpoint's backlog therefore leaves the front
+ * of the due-rows index at once instead of standing in front of everyone else's deliveries, and
+ * costs a write per row, not a place in flight.
  */
 export class Lanes {
   private readonly lanes = new Map<string, Lane>();
@@ -124,7 +83,23 @@ export class Lanes {
       if (this.onProbation(lane, perfNow)) this.queue.add(lane);
       return 'wait';
     }
-    return { deferUntil: this.deferral(lane, clockNow, perfNow) };
+    const step = this.spacing(lane, perfNow);
+    lane.horizon = Math.max(lane.horizon, clockNow.getTime()) + step;
+    this.moveBacklog(job.endpointId, lane, clockNow, perfNow, step);
+    return { deferUntil: new Date(lane.horizon) };
+  }
+
+  /**
+   * The rest of the endpoint's due rows follow the job deferred, in one statement: a backlog leaves
+   * the head of the due index at once instead of a claim at a time.
+   */
+  private moveBacklog(endpointId: string, lane: Lane, clockNow: Date, perfNow: number, step: number): void {
+    if (!this.settings.moveBacklog || perfNow - lane.movedAt < MOVE_EVERY_MS) return;
+    lane.movedAt = perfNow;
+    const after = lane.horizon;
+    void this.settings.moveBacklog(endpointId, clockNow, new Date(after), step).then((moved) => {
+      lane.horizon = Math.max(lane.horizon, after + moved * Math.ceil(step));
+    });
   }
 
   /** Counts `job` as admitted if its lane has room for it (and, on probation, the pool a place). */
@@ -278,20 +253,19 @@ export class Lanes {
   }
 
   /**
-   * When a deferred job should come due: after the jobs already deferred, spaced by the endpoint's
-   * expected attempt time over the share it will have. A healthy endpoint (answering, its oldest
-   * attempt not far past its usual time) is expected to grow to the whole worker, so its jobs come
-   * back soon, at the pace of a full share, rather than at the pace of today's small share: a slow
+   * How far apart deferred jobs come due: the endpoint's expected attempt time over the share it
+   * will have, after the jobs already deferred. A healthy endpoint (answering, its oldest attempt
+   * not far past its usual time) is expected to grow to the whole worker, so its jobs come back
+   * soon, at the pace of a full share, rather than at the pace of today's small share: a slow
    * receiver that is still ramping up is not held to that pace for its whole backlog. A struggling
    * one (timing out, asking to slow down, or with an attempt far past its usual time) is spaced by
    * its share as it is, one attempt time per job for a hanging one.
    */
-  private deferral(lane: Lane, clockNow: Date, perfNow: number): Date {
+  private spacing(lane: Lane, perfNow: number): number {
     const expected = Math.max(this.expectedMs(lane, perfNow), MIN_SPACING_MS);
     const oldest = lane.starts.length > 0 ? perfNow - lane.starts[0] : 0;
     const healthy = !lane.struggling && oldest < Math.max(4 * lane.latencyMs, SUSPECT_AFTER_MS);
     const share = healthy ? this.settings.maxShare() : this.onProbation(lane, perfNow) ? 1 : lane.share;
-    lane.horizon = Math.max(lane.horizon, clockNow.getTime()) + Math.ceil(expected / share);
-    return new Date(lane.horizon);
+    return Math.ceil(expected / share);
   }
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/db.js';
-import type { Throttle } from './lanes.js';
+import type { Throttle } from './lane.js';
 
 /** Changes are written at most this often. */
 const FLUSH_MS = 1_000;

@@ -4,6 +4,7 @@ import type { Db } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import type { Metrics } from '../../ops/metrics.js';
+import { moveBacklog } from './backlog.js';
 import { ADJUST_MS, Capacity, processLoad, type Load } from './capacity.js';
 import { releaseLeases } from './claim.js';
 import { Claims } from './claims.js';
@@ -96,6 +97,11 @@ export class DeliveryWorker implements LocalWorker {
       maxShare: () => Math.min(MAX_SHARE, this.capacity.limit),
       probation: () => Math.max(1, Math.floor(this.capacity.limit * PROBATION_PART)),
       throttled: (id, throttle) => this.throttles.set(id, throttle),
+      moveBacklog: (id, now, after, stepMs) =>
+        moveBacklog(db, id, now, after, stepMs).catch((error) => {
+          this.faults.failed(error, 'backlog');
+          return 0;
+        }),
     });
     this.dispatch = new Dispatcher(this.capacity, lanes, clock, {
       attempt: (job) => attempt(this.stages, job),

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { moveBacklog } from '../../src/engine/delivery/backlog.js';
+import { idTimePrefix } from '../../src/lib/ids.js';
+import { ManualClock, startTestApp, type TestApp } from '../helpers/app.js';
+import { addEndpoint } from '../helpers/delivery.js';
+
+/** An endpoint's due backlog moved behind its lane's horizon in one statement, on real PostgreSQL. */
+describe('backlog moves', () => {
+  let t: TestApp;
+  let clock: ManualClock;
+  let hung: string;
+  let other: string;
+
+  const rows = (endpointId: string) =>
+    t.ctx.db.query<{ id: string; next_attempt_at: Date }>('SELECT id, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY id', [endpointId]);
+
+  /** `count` pending rows of the endpoint, due at `due`, their ids in the order given. */
+  async function seed(endpointId: string, count: number, due: Date, tag: string): Promise<void> {
+    const at = clock.now();
+    await t.ctx.db.query(
+      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempt, next_attempt_at, created_at)
+       SELECT $1 || $2 || lpad(g::text, 15 - length($2), '0'), $3, $4, 'evt_x', 'product.created', '{}', 'pending', 0, $5, $6
+         FROM generate_series(1, $7::int) g`,
+      [idTimePrefix('whd', at), tag, t.demo.workspaces[0].id, endpointId, due, at, count],
+    );
+  }
+
+  beforeAll(async () => {
+    clock = new ManualClock();
+    t = await startTestApp({ clock });
+    hung = (await addEndpoint(t, 'https://hung.example.com/in')).id;
+    other = (await addEndpoint(t, 'https://other.example.com/in')).id;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('moves the endpoint’s due rows behind the horizon, spaced in their due order, and nothing else', async () => {
+    const now = clock.now();
+    await seed(hung, 5, now, 'a');
+    await seed(hung, 2, new Date(now.getTime() + 60_000), 'b');
+    await seed(other, 3, now, 'c');
+    const after = new Date(now.getTime() + 10_000);
+
+    expect(await moveBacklog(t.ctx.db, hung, now, after, 250)).toBe(5);
+    const moved = await rows(hung);
+    expect(moved.slice(0, 5).map((r) => r.next_attempt_at.getTime() - after.getTime())).toEqual([250, 500, 750, 1000, 1250]);
+    // Not due yet: left where it was, as a hand-off's lease would be.
+    expect(moved.slice(5).map((r) => r.next_attempt_at.getTime())).toEqual([now.getTime() + 60_000, now.getTime() + 60_000]);
+    expect((await rows(other)).map((r) => r.next_attempt_at.getTime())).toEqual([now.getTime(), now.getTime(), now.getTime()]);
+    // Nothing is due of it any more: a second move finds nothing.
+    expect(await moveBacklog(t.ctx.db, hung, now, after, 250)).toBe(0);
+  });
+
+  it('passes over rows a worker holds, which it will write itself', async () => {
+    const now = clock.now();
+    const held = await t.ctx.db.begin();
+    try {
+      const [{ id }] = await held.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY id LIMIT 1 FOR UPDATE', [other]);
+      expect(await moveBacklog(t.ctx.db, other, now, new Date(now.getTime() + 5_000), 100)).toBe(2);
+      const after = await rows(other);
+      expect(after.find((r) => r.id === id)!.next_attempt_at.getTime()).toBe(now.getTime());
+      expect(after.filter((r) => r.id !== id).map((r) => r.next_attempt_at.getTime() - now.getTime())).toEqual([5_100, 5_200]);
+    } finally {
+      await held.rollback();
+    }
+  });
+});
