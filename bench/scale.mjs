@@ -51,7 +51,8 @@ async function rollUp(db, c) {
 async function sizes(c) {
   const tables = ['events', 'webhook_deliveries', 'webhook_delivery_attempts', 'webhook_endpoint_stats', 'webhook_endpoint_stats_hourly', 'webhook_endpoint_stats_6h'];
   const rows = await c.query(
-    `SELECT relname AS name, pg_total_relation_size(c.oid) AS total, pg_relation_size(c.oid) AS heap, reltuples::bigint AS rows
+    `SELECT relname AS name, coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree(c.oid)), pg_total_relation_size(c.oid)) AS total,
+            coalesce((SELECT sum(pg_relation_size(relid)) FROM pg_partition_tree(c.oid)), pg_relation_size(c.oid)) AS heap, reltuples::bigint AS rows
        FROM pg_class c WHERE relname = ANY ($1::text[]) AND relnamespace = current_schema()::regnamespace ORDER BY relname`,
     [`{${tables.join(',')}}`],
   );
