@@ -44,10 +44,11 @@ describe('migrations beside writes', () => {
       (applied) => ({ applied, error: null }),
       (error: Error) => ({ applied: [], error }),
     );
-    const [{ vxid }] = await writer.query<{ vxid: string }>(`SELECT virtualtransaction AS vxid FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'virtualxid'`);
+    // The upgrade comes to wait for it (the index build needs its writes to end).
+    const [{ pid }] = await writer.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     let waited = false;
     for (let i = 0; i < 400 && !waited; i++) {
-      const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype = 'virtualxid' AND virtualxid = $1`, [vxid]);
+      const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid]);
       waited = n > 0;
       if (!waited) await new Promise((r) => setTimeout(r, 25));
     }
