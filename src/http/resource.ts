@@ -24,10 +24,7 @@ export interface ResourceOptions {
   mount?: Mount;
   /** Request headers every operation documents (WorkspaceHeader on a workspace's resource). */
   headers?: TObject;
-  /**
-   * The item's path parameter: `{ name: 'orderId', prefix: 'ord', noun: 'order' }`; 404 `No such order.`
-   * `exists` tells whether an item is there, for the lists below it (listOf).
-   */
+  /** The item's path parameter: `{ name: 'orderId', prefix: 'ord', noun: 'order' }`, 404 `No such order.`; `exists`, for lists below an item (listOf). */
   item?: { name: string; prefix: IdPrefix; noun: string; exists?: (owner: string, id: string) => Promise<unknown> };
   read: Access;
   write: Access;
