@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/db.js';
 import { migrate } from '../src/db/migrate.js';
-import { openPostgres } from '../src/db/postgres.js';
 import { newId } from '../src/lib/ids.js';
-import { freshSchema, POSTGRES_URL } from './helpers/db.js';
+import { schemaBeforePartitions } from './helpers/db.js';
 
 /**
  * `svc migrate` beside a service still writing: the upgrade from the version before failure alerts
@@ -11,21 +10,13 @@ import { freshSchema, POSTGRES_URL } from './helpers/db.js';
  */
 describe('migrations beside writes', () => {
   let db: Db;
-  let schema: Awaited<ReturnType<typeof freshSchema>>;
+  let schema: Awaited<ReturnType<typeof schemaBeforePartitions>>;
 
   beforeAll(async () => {
-    schema = await freshSchema('online');
-    db = await openPostgres({ url: POSTGRES_URL, schema: schema.schema, poolSize: 4 });
-    await migrate(db, { through: '024_deliveries_workspace_through_endpoint.sql' });
-    await db.query(`INSERT INTO organizations (id, slug, name, created_at) VALUES ('org_1', 'o', 'O', now())`);
-    await db.query(`INSERT INTO workspaces (id, organization_id, slug, name, created_at) VALUES ('wsp_1', 'org_1', 'w', 'W', now())`);
-    await db.query(
-      `INSERT INTO webhook_endpoints (id, workspace_id, url, subscribed_events, active, secret_enc, created_at, updated_at)
-       VALUES ('whe_1', 'wsp_1', 'https://example.com', '{*}', true, 'x', now(), now())`,
-    );
+    schema = await schemaBeforePartitions('online', 4);
+    db = schema.db;
   });
   afterAll(async () => {
-    await db?.close();
     await schema?.drop();
   });
 

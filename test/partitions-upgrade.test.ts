@@ -2,27 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/db.js';
 import { migrate, migrationFiles } from '../src/db/migrate.js';
 import { ensurePartitions, listPartitions, PARTITIONED } from '../src/db/partitions.js';
-import { openPostgres } from '../src/db/postgres.js';
 import { idTimePrefix } from '../src/lib/ids.js';
-import { freshSchema, POSTGRES_URL } from './helpers/db.js';
+import { schemaBeforePartitions } from './helpers/db.js';
 
 /** `svc migrate` on a database of the version before partitions: every row kept where it is, in the first partition. */
 describe('upgrade to partitions', () => {
   let db: Db;
-  let schema: Awaited<ReturnType<typeof freshSchema>>;
+  let schema: Awaited<ReturnType<typeof schemaBeforePartitions>>;
   const at = new Date(Date.now() - 3 * 86_400_000);
   const id = (prefix: 'whd' | 'evt', n: number) => `${idTimePrefix(prefix, at)}${String(n).padStart(16, '0')}`;
 
   beforeAll(async () => {
-    schema = await freshSchema('up');
-    db = await openPostgres({ url: POSTGRES_URL, schema: schema.schema, poolSize: 3 });
-    await migrate(db, { through: '024_deliveries_workspace_through_endpoint.sql' });
-    await db.query(`INSERT INTO organizations (id, slug, name, created_at) VALUES ('org_1', 'o', 'O', now())`);
-    await db.query(`INSERT INTO workspaces (id, organization_id, slug, name, created_at) VALUES ('wsp_1', 'org_1', 'w', 'W', now())`);
-    await db.query(
-      `INSERT INTO webhook_endpoints (id, workspace_id, url, subscribed_events, active, secret_enc, created_at, updated_at)
-       VALUES ('whe_1', 'wsp_1', 'https://example.com', '{*}', true, 'x', now(), now())`,
-    );
+    schema = await schemaBeforePartitions('up', 3);
+    db = schema.db;
     await db.query(
       `INSERT INTO events (id, workspace_id, type, body, created_at)
        SELECT $1 || lpad(g::text, 16, '0'), 'wsp_1', 'product.created', '{}', $2 FROM generate_series(1, 50) g`,
@@ -41,7 +33,6 @@ describe('upgrade to partitions', () => {
     );
   });
   afterAll(async () => {
-    await db?.close();
     await schema?.drop();
   });
 

@@ -66,3 +66,29 @@ export async function proxiedDatabase(schema?: string): Promise<{ proxy: TcpProx
   if (schema) url.searchParams.set('options', `-c search_path=${schema}`);
   return { proxy, url: url.toString() };
 }
+
+/** The last migration before the failure alerts and the time partitions: where the upgrade tests start. */
+export const BEFORE_PARTITIONS = '024_deliveries_workspace_through_endpoint.sql';
+
+/**
+ * A fresh schema at the version before partitions (BEFORE_PARTITIONS), with one organization,
+ * workspace and webhook endpoint (`org_1`, `wsp_1`, `whe_1`) for rows to belong to.
+ */
+export async function schemaBeforePartitions(prefix: string, poolSize: number): Promise<{ db: Db; drop(): Promise<void> }> {
+  const schema = await freshSchema(prefix);
+  const db = await openPostgres({ url: POSTGRES_URL, schema: schema.schema, poolSize });
+  await migrate(db, { through: BEFORE_PARTITIONS });
+  await db.query(`INSERT INTO organizations (id, slug, name, created_at) VALUES ('org_1', 'o', 'O', now())`);
+  await db.query(`INSERT INTO workspaces (id, organization_id, slug, name, created_at) VALUES ('wsp_1', 'org_1', 'w', 'W', now())`);
+  await db.query(
+    `INSERT INTO webhook_endpoints (id, workspace_id, url, subscribed_events, active, secret_enc, created_at, updated_at)
+     VALUES ('whe_1', 'wsp_1', 'https://example.com', '{*}', true, 'x', now(), now())`,
+  );
+  return {
+    db,
+    drop: async () => {
+      await db.close();
+      await schema.drop();
+    },
+  };
+}

@@ -98,7 +98,7 @@ export class Lanes {
     lane.movedAt = perfNow;
     const after = lane.horizon;
     void this.settings.moveBacklog(endpointId, clockNow, new Date(after), step).then((moved) => {
-      lane.horizon = Math.max(lane.horizon, after + moved * Math.ceil(step));
+      lane.horizon = Math.max(lane.horizon, after + moved * step);
     });
   }
 

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { connect, type ChannelModel, type ConfirmChannel, type Message } from 'amqplib';
+import { DeadlineError, withDeadline } from '../../lib/deadline.js';
 import { guardedLookup } from './ssrf.js';
 import type { SendRequest, SendResult, Sender } from './sender.js';
 import { Connections } from './connections.js';
@@ -49,17 +50,11 @@ export class AmqpSender implements Sender {
     if (refused) return failure(refused);
 
     let channel: Channel;
-    let waited: NodeJS.Timeout | undefined;
     try {
       // A channel that does not open in time (a connection gone silent) fails the attempt like a missing confirm.
-      const late = new Promise<never>((_, reject) => {
-        waited = setTimeout(() => reject(new Error(`timeout: no channel to the broker within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
-      });
-      channel = await Promise.race([this.channel(req.url, exchange), late]);
+      channel = await withDeadline(this.channel(req.url, exchange), this.options.timeoutMs, "the broker's channel");
     } catch (error) {
-      return failure(brokerError(error), /^timeout/.test(String((error as Error)?.message)));
-    } finally {
-      clearTimeout(waited);
+      return failure(brokerError(error), error instanceof DeadlineError);
     }
     const id = req.headers['webhook-id'];
     const pending: Pending = { returned: null };

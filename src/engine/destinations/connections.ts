@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { DeadlineError, withDeadline } from '../../lib/deadline.js';
 
 /** After a failed opening, sends to the broker fail at once for this long, then twice as long after each failure again, up to MAX_WAIT_MS. */
 const FIRST_WAIT_MS = 1_000;
@@ -49,15 +50,9 @@ export class Connections<C> {
   /** `open`, given up after openMs; a connection that opens after all is closed. */
   private opened(url: string, lost: () => void): Promise<C> {
     const opening = this.open(url, lost);
-    return new Promise<C>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error(`timeout: no connection to the broker within ${this.openMs} ms`));
-        opening.then((late) => this.close(late).catch(() => undefined), () => undefined);
-      }, this.openMs);
-      opening.then(
-        (connection) => (clearTimeout(timer), resolve(connection)),
-        (error: unknown) => (clearTimeout(timer), reject(error)),
-      );
+    return withDeadline(opening, this.openMs, 'the broker').catch((error: unknown) => {
+      if (error instanceof DeadlineError) opening.then((late) => this.close(late).catch(() => undefined), () => undefined);
+      throw error;
     });
   }
 

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { DeadlineError } from '../../lib/deadline.js';
 import { RefusedAddressError, classifyAddress } from './ssrf.js';
 import type { SendRequest } from './sender.js';
 
@@ -51,6 +52,7 @@ export async function refusedHost(hostname: string): Promise<string | null> {
 export function brokerError(error: unknown): string {
   const e = error as { code?: string | number; message?: string; cause?: unknown };
   if (error instanceof RefusedAddressError) return error.message;
+  if (error instanceof DeadlineError) return `timeout: ${error.message}`;
   if (e.cause instanceof RefusedAddressError) return e.cause.message;
   switch (e.code) {
     case 'ECONNREFUSED':
