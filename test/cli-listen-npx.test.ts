@@ -18,10 +18,11 @@ function alive(pid: number): boolean {
   }
 }
 
-async function until(what: string, check: () => boolean, ms = 30_000): Promise<void> {
+/** Waits for `check`; `what` names it in the error, read when it is thrown (to show the output so far). */
+async function until(what: string | (() => string), check: () => boolean, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -72,7 +73,7 @@ describe('svc listen under npx', { timeout: 200_000 }, () => {
     npx.stderr!.on('data', (chunk: Buffer) => (output += chunk));
     const npxExited = new Promise<void>((resolve) => npx.once('exit', () => resolve()));
 
-    await until('"Ready!"', () => output.includes('"ready":true'), 120_000);
+    await until(() => `"Ready!" (output so far: ${output.slice(-2000) || 'none'})`, () => output.includes('"ready":true'), 120_000);
     // The stream opens right after the banner: give it a moment before the first write.
     await new Promise((resolve) => setTimeout(resolve, 500));
     await create('Before the stop');
