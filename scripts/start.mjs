@@ -28,7 +28,7 @@ function build(what, command, args) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-if (builtAt('dist/cli/main.js') < Math.max(newest('src'), statSync('tsconfig.json').mtimeMs)) build('the service', 'npx', ['tsc', '-p', 'tsconfig.json']);
+if (builtAt('dist/cli/main.js') < Math.max(newest('src'), statSync('tsconfig.json').mtimeMs)) build('the service', 'npm', ['run', '--silent', 'build:service']);
 if (builtAt('sdk/dist/index.js') < newest('sdk/src')) build('the SDK', 'npm', ['run', '--silent', 'build', '--workspace', 'sdk']);
 const dashboardSources = Math.max(newest('dashboard/src'), statSync('dashboard/index.html').mtimeMs, builtAt('sdk/dist/index.js'));
 if (builtAt('dashboard/dist/index.html') < dashboardSources) build('the dashboard', 'npm', ['run', '--silent', 'build', '--workspace', 'dashboard']);
