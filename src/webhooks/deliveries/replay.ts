@@ -1,7 +1,10 @@
-import type { Queryable } from '../../db/db.js';
+import type { Db, Queryable } from '../../db/db.js';
+import { notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { enqueue } from '../../engine/outbox/deliveries.js';
-import { parseBody, subjectOf } from './store.js';
+import { endpointInactive } from '../endpoints/schemas.js';
+import { lockEndpoint } from '../endpoints/store.js';
+import { findDelivery, parseBody, subjectOf } from './store.js';
 
 /** A delivery to copy: its id, its event type and the exact text it sent (or was to send). */
 export interface Original {
@@ -38,4 +41,20 @@ export async function queueReplays(
     })),
     now,
   );
+}
+
+/**
+ * Replays one delivery to its endpoint: 404 when the delivery is unknown in this workspace or its
+ * body is gone, 409 when its endpoint is paused, disabled or deleted. Returns the new delivery.
+ */
+export async function replayDelivery(db: Db, workspaceId: string, id: string, now: Date): Promise<{ id: string; endpointId: string }> {
+  return db.tx(async (q) => {
+    const original = await findDelivery(q, workspaceId, id);
+    if (!original || original.body === null) throw notFound('webhook delivery');
+    const endpoint = await lockEndpoint(q, workspaceId, original.endpoint_id);
+    if (!endpoint) throw notFound('webhook delivery');
+    if (endpoint.deleted_at || !endpoint.active) throw endpointInactive(endpoint);
+    const [replay] = await queueReplays(q, workspaceId, endpoint, [{ id: original.id, event_type: original.event_type, body: original.body }], now);
+    return { id: replay, endpointId: endpoint.id };
+  });
 }

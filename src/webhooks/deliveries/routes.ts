@@ -1,17 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../db/db.js';
 import { createdRange } from '../../http/created-range.js';
-import { notFound } from '../../http/errors.js';
 import type { ListContext } from '../../http/list.js';
 import { WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { resource } from '../../http/resource.js';
 import type { Clock } from '../../lib/clock.js';
-import { endpointInactive } from '../endpoints/schemas.js';
-import { lockEndpoint } from '../endpoints/store.js';
 import { DeliveryList, DeliveryListQuery, Replayed, WebhookDeliveryDetail } from './schemas.js';
 import { AttemptList } from '../attempts/schemas.js';
 import { deliveryExists, listAttempts, toAttemptView } from '../attempts/store.js';
-import { queueReplays } from './replay.js';
+import { replayDelivery } from './replay.js';
 import { findDelivery, listDeliveries, toDetailView, toListView } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
@@ -62,18 +59,6 @@ export function webhookDeliveryRoutes(app: FastifyInstance, deps: DeliveryDeps, 
     summary: 'Queue a new delivery with the same body (409 when the endpoint is not active)',
     response: Replayed,
     status: 201,
-    handle: async ({ owner, id }) => {
-      const now = clock.now();
-      const replayed = await db.tx(async (q) => {
-        const original = await findDelivery(q, owner, id);
-        if (!original || original.body === null) throw notFound('webhook delivery');
-        const endpoint = await lockEndpoint(q, owner, original.endpoint_id);
-        if (!endpoint) throw notFound('webhook delivery');
-        if (endpoint.deleted_at || !endpoint.active) throw endpointInactive(endpoint);
-        const [replay] = await queueReplays(q, owner, endpoint, [{ id: original.id, event_type: original.event_type, body: original.body }], now);
-        return { id: replay, endpointId: endpoint.id };
-      });
-      return { delivery: replayed };
-    },
+    handle: async ({ owner, id }) => ({ delivery: await replayDelivery(db, owner, id, clock.now()) }),
   });
 }

@@ -7,10 +7,8 @@ import type { ListContext } from '../../http/list.js';
 import { WorkspaceHeader, type Mount } from '../../http/mount.js';
 import { resource } from '../../http/resource.js';
 import type { Clock } from '../../lib/clock.js';
-import { newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/iso.js';
 import type { SecretBox } from '../../lib/secretbox.js';
-import { enqueue } from '../../engine/outbox/deliveries.js';
 import { StatsQuery } from '../attempts/schemas.js';
 import { endpointStats } from '../attempts/stats.js';
 import { unorderPendingDeliveries } from '../deliveries/store.js';
@@ -28,11 +26,11 @@ import {
   RotatedSecret,
   TestEventSent,
   checkSubscriptions,
-  endpointInactive,
 } from './schemas.js';
+import { sendTestEvent } from './ping.js';
 import { checkTarget, checkUrl } from './target.js';
 import { checkRoute, kindOf, sealUrl, type Route } from './destination.js';
-import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, lockEndpoint, rotateSecret, toView, updateEndpoint } from './store.js';
+import { createEndpoint, deleteEndpoint, findEndpoint, listEndpoints, rotateSecret, toView, updateEndpoint } from './store.js';
 
 const read = { scope: 'workspace', permission: 'workspace:developer:read' } as const;
 const write = { scope: 'workspace', permission: 'workspace:developer:write' } as const;
@@ -216,18 +214,6 @@ export function webhookEndpointRoutes(app: FastifyInstance, deps: EndpointDeps, 
     summary: 'Queue a webhook.ping delivery to this endpoint (409 when it is not active)',
     response: TestEventSent,
     status: 201,
-    handle: async ({ owner, id }) => {
-      const now = clock.now();
-      return db.tx(async (q) => {
-        const endpoint = await lockEndpoint(q, owner, id);
-        if (!endpoint || endpoint.deleted_at) throw notFound('webhook endpoint');
-        if (!endpoint.active) throw endpointInactive(endpoint);
-        // A synthetic event: sent to this endpoint only, never written to the event log.
-        const eventId = newId('evt', now);
-        const payload = JSON.stringify({ id: eventId, type: 'webhook.ping', created: toIso(now) });
-        const [deliveryId] = await enqueue(q, [{ workspaceId: owner, endpointId: id, eventId, eventType: 'webhook.ping', payload, replayOf: null }], now);
-        return { deliveryId, eventId };
-      });
-    },
+    handle: ({ owner, id }) => sendTestEvent(db, owner, id, clock.now()),
   });
 }
