@@ -3,6 +3,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import { bound, listPartitions, PARTITIONED, type Partition } from '../db/partitions.js';
 import { writeArchive } from './archive.js';
+import { compactRange, type Compacted } from './compact.js';
 
 /** What retiring partitions uses of the service. */
 export type RetireDeps = { db: Db; clock: Clock; config: Pick<Config, 'archiveDir'> };
@@ -15,6 +16,8 @@ export interface Retired {
   dropped: string[];
   /** Ranges past the retention kept for the work they still hold, each with why. */
   kept: { range: string; reason: string }[];
+  /** Kept ranges shrunk to that work (compact.ts). */
+  compacted: ({ range: string } & Compacted)[];
 }
 
 /** A time range and its partition in each partitioned table. */
@@ -25,6 +28,12 @@ interface Range {
   parts: Partition[];
 }
 
+/** Why a range must stay, and whether it may be shrunk to its pending deliveries meanwhile. */
+interface Keep {
+  reason: string;
+  compactable: boolean;
+}
+
 /**
  * Why a range past the retention must stay, or null when it may go. Work is never dropped:
  * - a pending delivery in it (it keeps its attempts with it);
@@ -32,11 +41,10 @@ interface Range {
  *   event, so in practice these are the same range's);
  * - a running bulk recovery whose window reaches into it (it replays the range's deliveries);
  * - a hold until a time (`svc archive restore`).
- * Such a range is kept whole until that work ends and is looked at again at every run. Pending rows
- * are few and young (a delivery gives up after its retry schedule, about three days by default), so
- * a kept range is the exception, and it keeps the claim's walk over partitions short.
+ * Such a range stays until that work ends and is looked at again at every run. Kept for pending
+ * deliveries alone, it is shrunk to them (compact.ts); a recovery or a hold keeps it whole.
  */
-async function reasonToKeep(q: Queryable, range: Range, now: Date): Promise<string | null> {
+async function reasonToKeep(q: Queryable, range: Range, now: Date): Promise<Keep | null> {
   const deliveries = range.parts.find((p) => p.table === 'webhook_deliveries')!;
   const from = range.from === null ? '' : bound('evt', range.from);
   const [row] = await q.query<{ pending: boolean; sent: boolean; recovery: boolean; held: boolean }>(
@@ -46,10 +54,11 @@ async function reasonToKeep(q: Queryable, range: Range, now: Date): Promise<stri
             EXISTS (SELECT 1 FROM partition_holds WHERE range = $5 AND until > $6) AS held`,
     [from, bound('evt', range.to), new Date(range.from ?? 0), new Date(range.to), range.name, now],
   );
-  if (row.pending) return 'pending deliveries';
-  if (row.sent) return 'events of pending deliveries';
-  if (row.recovery) return 'a running recovery';
-  if (row.held) return 'restored from an archive';
+  const compactable = !row.recovery && !row.held;
+  if (row.pending) return { reason: 'pending deliveries', compactable };
+  if (row.sent) return { reason: 'events of pending deliveries', compactable };
+  if (row.recovery) return { reason: 'a running recovery', compactable };
+  if (row.held) return { reason: 'restored from an archive', compactable };
   return null;
 }
 
@@ -86,7 +95,7 @@ function rangeName(part: Partition): string {
  * process; a detach left halfway (a process stopped during it) is finished by the next run.
  */
 export async function retirePartitions(ctx: RetireDeps, cutoff: Date, stopped?: () => boolean): Promise<Retired> {
-  const retired: Retired = { dropped: [], kept: [] };
+  const retired: Retired = { dropped: [], kept: [], compacted: [] };
   const now = ctx.clock.now();
   await dropLeftovers(ctx);
   for (const range of await rangesBefore(ctx.db, cutoff)) {
@@ -94,14 +103,16 @@ export async function retirePartitions(ctx: RetireDeps, cutoff: Date, stopped?: 
     // A range left halfway was decided and archived by the run that began it: only its detach is left.
     const begun = range.parts.some((p) => p.detaching) || range.parts.length < PARTITIONED.length;
     if (!begun) {
-      const reason = await reasonToKeep(ctx.db, range, now).catch((error: { code?: string }) => {
+      const keep = await reasonToKeep(ctx.db, range, now).catch((error: { code?: string }) => {
         // Dropped by another process since the list was read.
-        if (error.code === '42P01') return 'gone';
+        if (error.code === '42P01') return 'gone' as const;
         throw error;
       });
-      if (reason === 'gone') continue;
-      if (reason !== null) {
-        retired.kept.push({ range: range.name, reason });
+      if (keep === 'gone') continue;
+      if (keep !== null) {
+        retired.kept.push({ range: range.name, reason: keep.reason });
+        const compacted = keep.compactable && ctx.config.archiveDir === null ? await compactRange(ctx.db, range) : null;
+        if (compacted) retired.compacted.push({ range: range.name, ...compacted });
         continue;
       }
       // Written while still attached: a failed write leaves the range as it was, for the next run.
