@@ -68,15 +68,23 @@ export async function compactRange(db: Db, range: KeptRange): Promise<Compacted 
   }
 }
 
-/** The range's deliveries (the table's estimate, or a count before its first ANALYZE) when few enough are pending to compact it, else null. */
+/**
+ * The range's deliveries (the table's estimate) when few enough are pending to compact it, else
+ * null. A partition never analyzed is analyzed first (a sample, not a count of every row).
+ */
 async function worth(q: Queryable, range: KeptRange): Promise<number | null> {
   const { name } = part(range, 'webhook_deliveries');
-  const [count] = await q.query<{ total: number; pending: number }>(
-    `SELECT (CASE WHEN c.reltuples >= 0 THEN c.reltuples ELSE (SELECT count(*) FROM ${name}) END)::bigint::int AS total,
-            (SELECT count(*)::int FROM ${name} WHERE status = 'pending') AS pending
-       FROM pg_class c WHERE c.oid = $1::regclass`,
-    [name],
-  );
+  const read = () =>
+    q.query<{ total: number; pending: number }>(
+      `SELECT c.reltuples::bigint::int AS total, (SELECT count(*)::int FROM ${name} WHERE status = 'pending') AS pending
+         FROM pg_class c WHERE c.oid = $1::regclass`,
+      [name],
+    );
+  let [count] = await read();
+  if (count.total < 0) {
+    await q.query(`ANALYZE ${name}`);
+    [count] = await read();
+  }
   return count.pending > count.total * SHARE || count.total - count.pending < LEAST ? null : count.total;
 }
 
@@ -86,20 +94,26 @@ function part(range: KeptRange, table: string): Partition {
 
 async function rewrite(q: Queryable, range: KeptRange): Promise<Compacted | null> {
   const [deliveries, attempts, events] = ['webhook_deliveries', 'webhook_delivery_attempts', 'events'].map((t) => part(range, t).name);
+  const from = range.from === null ? '' : bound('evt', range.from);
+  // The events that pending deliveries anywhere still send (a delivery without a body of its own
+  // sends its event's; fan-outs are written with their event, so in practice in this range). Read
+  // before the lock, through the pending deliveries' index: the list can only shrink meanwhile.
+  await q.query(
+    `CREATE TEMPORARY TABLE compact_sent ON COMMIT DROP AS
+       SELECT DISTINCT event_id FROM webhook_deliveries WHERE status = 'pending' AND event_id >= '${from}' AND event_id < '${bound('evt', range.to)}'`,
+  );
+  await q.query('ANALYZE compact_sent');
   await q.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
   await q.query(`LOCK TABLE ${deliveries}, ${attempts}, ${events} IN ACCESS EXCLUSIVE MODE`);
   // Looked at again under the lock: another process may have compacted it meanwhile.
   const before = await worth(q, range);
   if (before === null) return null;
-  const from = range.from === null ? '' : bound('evt', range.from);
   // Each read goes through an index (pending deliveries, the attempts' and events' keys): the lock
   // is held for the length of the rows kept, not of the range.
   const keep: [table: string, select: string][] = [
     [deliveries, `SELECT * FROM ${deliveries} WHERE status = 'pending'`],
     [attempts, `SELECT a.* FROM ${attempts} a JOIN ${deliveries} d ON d.id = a.delivery_id WHERE d.status = 'pending'`],
-    // The events of pending deliveries anywhere (fan-outs are written with their event, so in
-    // practice in this range): a delivery without a body of its own sends its event's.
-    [events, `SELECT * FROM ${events} WHERE id IN (SELECT event_id FROM webhook_deliveries WHERE status = 'pending' AND event_id >= '${from}' AND event_id < '${bound('evt', range.to)}')`],
+    [events, `SELECT e.* FROM ${events} e JOIN compact_sent s ON s.event_id = e.id`],
   ];
   for (const [table, select] of keep) await q.query(`CREATE TEMPORARY TABLE compact_${table} ON COMMIT DROP AS ${select}`);
   await q.query(`TRUNCATE ${deliveries}, ${attempts}, ${events}`);
