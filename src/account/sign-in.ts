@@ -48,7 +48,7 @@ export function dashboardRoutes(app: FastifyInstance, ctx: DashboardDeps): void 
     handler: async (request, reply) => {
       const session = await redeemSignInCode(ctx.db, request.body.code, ctx.clock.now());
       if (!session) {
-        // A 401 counts against the address like a wrong token (http/ratelimit/plugin.ts): one that keeps
+        // A 401 counts against the address like a wrong token (http/ratelimit/hooks.ts): one that keeps
         // guessing is refused for a while.
         throw new ApiError('UNAUTHENTICATED', 'This sign-in link is unknown, used or expired: ask for a new one (svc admin dashboard-link --user USER).');
       }

@@ -1,12 +1,14 @@
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../../db/db.js';
 import { ApiError, forbidden, validation } from '../errors.js';
+import type { Hook } from '../route-hooks.js';
+import { settle } from '../settle.js';
 import type { Clock } from '../../lib/clock.js';
 import { isId } from '../../lib/ids.js';
 import { hashToken, parseToken } from '../../lib/tokens.js';
 import type { CredentialCache } from './cache.js';
 import { API_KEY_PERMISSIONS, WORKSPACE_ROLE_PERMISSIONS, resolveWorkspaceRole } from '../../lib/permissions.js';
-import type { Principal, WorkspaceScope } from './principal.js';
+import type { Principal, RouteAuth, WorkspaceScope } from './principal.js';
 import { findCredential, findMembership } from './store.js';
 
 /** What authentication and the workspace binding use. */
@@ -91,4 +93,44 @@ async function memberScope(deps: AuthDeps, userId: string, workspaceId: string):
   const resolved = membership && resolveWorkspaceRole(membership.workspace_role, membership.org_role);
   if (!resolved) throw forbidden(`You are not a member of workspace "${workspaceId}".`);
   return { id: workspaceId, role: resolved.role, permissions: WORKSPACE_ROLE_PERMISSIONS[resolved.role] };
+}
+
+/**
+ * Sets `request.principal` from the bearer token. A cached credential (the common case) is found
+ * without a promise; any other is looked up.
+ */
+export function authenticationHook(deps: AuthDeps): Hook {
+  return (request, _reply, done) =>
+    settle(() => {
+      const cached = cachedPrincipal(request, deps);
+      if (cached) {
+        request.principal = cached;
+        return;
+      }
+      return authenticate(request, deps).then((found) => {
+        request.principal = found;
+      });
+    }, done);
+}
+
+/** Checks what a route's `auth` asks of the authenticated caller and binds its workspace. */
+export function authorizationHook(deps: AuthDeps, auth: RouteAuth): Hook {
+  return (request, _reply, done) =>
+    settle(() => {
+      const principal = request.principal;
+      // Fail closed: a route that declares auth never runs without an authenticated caller.
+      if (!principal) throw unauthenticated(MISSING_CREDENTIAL);
+      if (auth.scope === 'user' && principal.kind !== 'pat') {
+        throw forbidden('This operation needs a personal access token.');
+      }
+      if (auth.scope !== 'workspace') return;
+      const bind = (workspace: WorkspaceScope) => {
+        if (auth.permission && !workspace.permissions.includes(auth.permission)) {
+          throw forbidden(`This operation needs the permission ${auth.permission}, which your role in this workspace lacks.`);
+        }
+        request.workspace = workspace;
+      };
+      const workspace = resolveWorkspace(request, principal, deps);
+      return workspace instanceof Promise ? workspace.then(bind) : bind(workspace);
+    }, done);
 }

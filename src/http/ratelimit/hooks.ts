@@ -1,8 +1,10 @@
 import { isIP } from 'node:net';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import type { Config } from '../../lib/config.js';
 import { ApiError } from '../errors.js';
+import type { Hook } from '../route-hooks.js';
+import { settle } from '../settle.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RateLimitDecision, RateLimitRule, RateLimitStore } from './store.js';
 
@@ -130,4 +132,25 @@ export function guardAddress(deps: RateLimitDeps, request: FastifyRequest, reply
 export async function countFailure(deps: RateLimitDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const decision = await deps.rateLimits.hit(addressCounterKey(request.ip), addressRule(deps), deps.clock.now().getTime());
   setHeaders(reply, 'unauthenticated', decision);
+}
+
+/** The address guard's hook (plugin.ts registers it first of the request hooks). */
+export function addressGuardHook(deps: RateLimitDeps): Hook {
+  return (request, reply, done) => settle(() => guardAddress(deps, request, reply), done);
+}
+
+/** The credential's limit, right after authentication. */
+export function credentialLimitHook(deps: RateLimitDeps): Hook {
+  return (request, reply, done) => settle(() => (request.principal ? limitCredential(deps, reply, request.principal) : undefined), done);
+}
+
+/** Every 401 answered under /v1/ counts against its address. */
+export function failureCountHook(deps: RateLimitDeps): onSendHookHandler {
+  return (request, reply, payload, done) => {
+    if (reply.statusCode !== 401 || !request.url.startsWith('/v1/')) return done(null, payload);
+    countFailure(deps, request, reply).then(
+      () => done(null, payload),
+      () => done(null, payload),
+    );
+  };
 }

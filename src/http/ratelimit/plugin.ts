@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { perRoute, type Hook } from '../route-hooks.js';
-import { settle } from '../settle.js';
-import { countFailure, guardAddress, limitCredential, type RateLimitDeps } from './hooks.js';
+import { perRoute } from '../route-hooks.js';
+import { addressGuardHook, credentialLimitHook, failureCountHook, type RateLimitDeps } from './hooks.js';
 
 /**
  * The address guard, first of the request hooks: an address past its failed-authentication limit
@@ -9,12 +8,9 @@ import { countFailure, guardAddress, limitCredential, type RateLimitDeps } from 
  * there that match none. Every 401 answered under /v1/ counts against its address.
  */
 export function registerAddressGuard(app: FastifyInstance, deps: RateLimitDeps): void {
-  const hook: Hook = (request, reply, done) => settle(() => guardAddress(deps, request, reply), done);
+  const hook = addressGuardHook(deps);
   perRoute(app, 'onRequest', () => hook, hook);
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (reply.statusCode !== 401 || !request.url.startsWith('/v1/')) return done(null, payload);
-    countFailure(deps, request, reply).then(() => done(null, payload), () => done(null, payload));
-  });
+  app.addHook('onSend', failureCountHook(deps));
   watchStore(app, deps);
 }
 
@@ -23,7 +19,7 @@ export function registerAddressGuard(app: FastifyInstance, deps: RateLimitDeps):
  * memory (no REDIS_URL) nothing waits.
  */
 export function registerCredentialLimits(app: FastifyInstance, deps: RateLimitDeps): void {
-  const hook: Hook = (request, reply, done) => settle(() => (request.principal ? limitCredential(deps, reply, request.principal) : undefined), done);
+  const hook = credentialLimitHook(deps);
   perRoute(app, 'onRequest', (auth) => (auth?.scope === 'none' ? null : hook), hook);
 }
 
