@@ -22,6 +22,15 @@ const LOCK_TIMEOUT = '2s';
 /** One process at a time makes partitions for a schema; the others skip that run. */
 const LOCK_KEY = 0x5041_5254; // 'PART'
 
+/** One process at a time archives, drops or compacts a time range (server/retire.ts, compact.ts). */
+export const RANGE_LOCK = 0x5245_5449; // 'RETI'
+
+/** Takes the range's lock for the transaction; false when another process holds it. */
+export async function tryLockRange(tx: Queryable, name: string): Promise<boolean> {
+  const [{ locked }] = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema() || $2)) AS locked', [RANGE_LOCK, name]);
+  return locked;
+}
+
 export interface Partition {
   table: string;
   name: string;

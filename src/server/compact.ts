@@ -1,5 +1,5 @@
 import type { Db, Queryable } from '../db/db.js';
-import { bound, type Partition } from '../db/partitions.js';
+import { bound, tryLockRange, type Partition } from '../db/partitions.js';
 
 /**
  * A range is compacted when the rows it must keep are at most this share of its deliveries. A
@@ -58,7 +58,9 @@ export async function compactRange(db: Db, range: KeptRange): Promise<Compacted 
   if ((await worth(db, range)) === null) return null;
   for (let tried = 1; ; tried++) {
     const compacted = await db.tx((q) => rewrite(q, range), { unbounded: true }).catch((error: { code?: string }) => {
-      // 55P03: the lock was not had in time; 42P01: dropped by another process meanwhile.
+      // 55P03: the lock was not had in time (40P01: nor without a deadlock); 42P01: dropped by
+      // another process meanwhile.
+      if (error.code === '40P01') return '55P03';
       if (error.code === '55P03' || error.code === '42P01') return error.code;
       throw error;
     });
@@ -94,6 +96,9 @@ function part(range: KeptRange, table: string): Partition {
 
 async function rewrite(q: Queryable, range: KeptRange): Promise<Compacted | null> {
   const [deliveries, attempts, events] = ['webhook_deliveries', 'webhook_delivery_attempts', 'events'].map((t) => part(range, t).name);
+  // One process at a time: two that both read the tables, then both asked for the partitions'
+  // lock, would each wait for the other.
+  if (!(await tryLockRange(q, range.name))) return null;
   const from = range.from === null ? '' : bound('evt', range.from);
   // The events that pending deliveries anywhere still send (a delivery without a body of its own
   // sends its event's; fan-outs are written with their event, so in practice in this range). Read

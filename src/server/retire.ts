@@ -1,15 +1,13 @@
 import type { Config } from '../lib/config.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db, Queryable } from '../db/db.js';
-import { bound, listPartitions, PARTITIONED, type Partition } from '../db/partitions.js';
+import { bound, listPartitions, PARTITIONED, RANGE_LOCK, tryLockRange, type Partition } from '../db/partitions.js';
 import { writeArchive } from './archive.js';
 import { compactRange, type Compacted } from './compact.js';
 
 /** What retiring partitions uses of the service. */
 export type RetireDeps = { db: Db; clock: Clock; config: Pick<Config, 'archiveDir'> };
 
-/** One process at a time finishes a range (archive and drop); the others leave it to that one. */
-const LOCK_KEY = 0x5245_5449; // 'RETI'
 
 export interface Retired {
   /** Ranges dropped (the deliveries partition's name stands for its range in the three tables). */
@@ -130,7 +128,7 @@ export async function retirePartitions(ctx: RetireDeps, cutoff: Date, stopped?: 
 async function archive(ctx: RetireDeps, dir: string, range: Range): Promise<boolean> {
   return ctx.db.tx(
     async (tx) => {
-      if (!(await lockRange(tx, range.name))) return false;
+      if (!(await tryLockRange(tx, range.name))) return false;
       await writeArchive(tx, dir, { from: range.from, to: range.to, parts: range.parts });
       return true;
     },
@@ -141,10 +139,6 @@ async function archive(ctx: RetireDeps, dir: string, range: Range): Promise<bool
   });
 }
 
-async function lockRange(tx: Queryable, name: string): Promise<boolean> {
-  const [{ locked }] = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema() || $2)) AS locked', [LOCK_KEY, name]);
-  return locked;
-}
 
 /**
  * Partitions detached by a run that stopped before dropping them (already archived, since the
@@ -159,7 +153,7 @@ async function dropLeftovers(ctx: RetireDeps): Promise<void> {
   );
   for (const { name } of rows) {
     await ctx.db.tx(async (tx) => {
-      if (await lockRange(tx, name)) await tx.query(`DROP TABLE IF EXISTS ${name}`);
+      if (await tryLockRange(tx, name)) await tx.query(`DROP TABLE IF EXISTS ${name}`);
     });
   }
 }
@@ -202,7 +196,7 @@ async function finish(ctx: RetireDeps, range: Range): Promise<boolean> {
   return ctx.db.tx(
     async (tx) => {
       // Waits for a process writing the range's archive, then finds the range gone or drops it.
-      await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || $2))', [LOCK_KEY, range.name]);
+      await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || $2))', [RANGE_LOCK, range.name]);
       const [state] = await tx.query<{ attached: boolean; present: string[] }>(
         `SELECT EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = ANY (SELECT to_regclass(n) FROM unnest($1::text[]) n)) AS attached,
                 ARRAY(SELECT n FROM unnest($1::text[]) n WHERE to_regclass(n) IS NOT NULL) AS present`,
