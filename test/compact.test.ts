@@ -10,15 +10,41 @@ const DAY = 86_400_000;
 const PRODUCTS = 200;
 
 /**
+ * An app with 1-minute partitions and five minutes kept, and one minute's range past the retention:
+ * PRODUCTS products to five endpoints that answered and one that never does, so a sixth of its
+ * deliveries are pending. Every delivery has one attempt: a success, or a time-out for the hanging
+ * endpoint's. Returns the app and the range's deliveries partition.
+ */
+async function openKeptRange(): Promise<{ t: TestApp; range: string }> {
+  // The history partition of a fresh schema reaches a day past now: start beyond it.
+  const clock = new ManualClock(Math.floor(Date.now() / MINUTE) * MINUTE + 2 * DAY);
+  const t = await startTestApp({ clock, config: { partitionWidthMs: MINUTE, retentionMs: 5 * MINUTE, archiveDir: null } });
+  await ensurePartitions(t.ctx.db, clock.now(), MINUTE);
+  for (let i = 0; i < 5; i++) await addEndpoint(t, `https://hooks.example.com/ok/${i}`);
+  const hanging = (await addEndpoint(t, 'https://hooks.example.com/hangs')).id;
+
+  clock.advance(MINUTE);
+  await ensurePartitions(t.ctx.db, clock.now(), MINUTE);
+  const range = (await listPartitions(t.ctx.db, 'webhook_deliveries')).find((p) => p.from !== null && p.from <= clock.now().getTime() && p.to > clock.now().getTime())!.name;
+  for (let i = 0; i < PRODUCTS; i += 50) await Promise.all(Array.from({ length: 50 }, (_, j) => createProduct(t, `Product ${i + j}`)));
+  await t.ctx.db.query(`UPDATE webhook_deliveries SET status = 'success', next_attempt_at = NULL WHERE endpoint_id <> $1`, [hanging]);
+  await t.ctx.db.query(
+    `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, workspace_id, endpoint_id, started_at, ok, response_status)
+     SELECT id, 1, workspace_id, endpoint_id, created_at, status = 'success', CASE WHEN status = 'success' THEN 200 END FROM webhook_deliveries`,
+  );
+  clock.advance(10 * MINUTE);
+  await ensurePartitions(t.ctx.db, clock.now(), MINUTE);
+  return { t, range };
+}
+
+/**
  * A range past the retention kept for its pending deliveries is shrunk to them: their rows, attempts
  * and events stay with their ids, everything that ended goes, and the disk space comes back.
  */
 describe('compaction of kept ranges', () => {
   let t: TestApp;
-  let clock: ManualClock;
   let key: string;
   let range: string;
-  let hanging: string;
 
   const ids = async (sql: string) => (await t.ctx.db.query<{ id: string }>(sql)).map((r) => r.id).sort();
   const pendingIds = () => ids(`SELECT id FROM webhook_deliveries WHERE status = 'pending'`);
@@ -31,27 +57,8 @@ describe('compaction of kept ranges', () => {
   };
 
   beforeAll(async () => {
-    // The history partition of a fresh schema reaches a day past now: start beyond it.
-    clock = new ManualClock(Math.floor(Date.now() / MINUTE) * MINUTE + 2 * DAY);
-    t = await startTestApp({ clock, config: { partitionWidthMs: MINUTE, retentionMs: 5 * MINUTE, archiveDir: null } });
+    ({ t, range } = await openKeptRange());
     key = t.demo.workspaces[0].apiKey;
-    await ensurePartitions(t.ctx.db, clock.now(), MINUTE);
-    // Five endpoints that answer and one that never does: a sixth of the deliveries stay pending.
-    for (let i = 0; i < 5; i++) await addEndpoint(t, `https://hooks.example.com/ok/${i}`);
-    hanging = (await addEndpoint(t, 'https://hooks.example.com/hangs')).id;
-
-    clock.advance(MINUTE);
-    await ensurePartitions(t.ctx.db, clock.now(), MINUTE);
-    range = (await listPartitions(t.ctx.db, 'webhook_deliveries')).find((p) => p.from !== null && p.from <= clock.now().getTime() && p.to > clock.now().getTime())!.name;
-    for (let i = 0; i < PRODUCTS; i += 50) await Promise.all(Array.from({ length: 50 }, (_, j) => createProduct(t, `Product ${i + j}`)));
-    await t.ctx.db.query(`UPDATE webhook_deliveries SET status = 'success', next_attempt_at = NULL WHERE endpoint_id <> $1`, [hanging]);
-    // Every delivery has one attempt: a success, or a time-out for the hanging endpoint's.
-    await t.ctx.db.query(
-      `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, workspace_id, endpoint_id, started_at, ok, response_status)
-       SELECT id, 1, workspace_id, endpoint_id, created_at, status = 'success', CASE WHEN status = 'success' THEN 200 END FROM webhook_deliveries`,
-    );
-    clock.advance(10 * MINUTE);
-    await ensurePartitions(t.ctx.db, clock.now(), MINUTE);
   });
   afterAll(async () => {
     await t?.close();
@@ -96,20 +103,9 @@ describe('compaction of kept ranges', () => {
 /** The rewrite never waits for a lock: a partition in use is left for a later run. */
 describe('compaction beside a transaction holding a row of the range', () => {
   let t: TestApp;
-  let clock: ManualClock;
 
   beforeAll(async () => {
-    clock = new ManualClock(Math.floor(Date.now() / MINUTE) * MINUTE + 2 * DAY);
-    t = await startTestApp({ clock, config: { partitionWidthMs: MINUTE, retentionMs: 5 * MINUTE, archiveDir: null } });
-    await ensurePartitions(t.ctx.db, clock.now(), MINUTE);
-    for (let i = 0; i < 5; i++) await addEndpoint(t, `https://hooks.example.com/ok/${i}`);
-    const hanging = (await addEndpoint(t, 'https://hooks.example.com/hangs')).id;
-    clock.advance(MINUTE);
-    await ensurePartitions(t.ctx.db, clock.now(), MINUTE);
-    for (let i = 0; i < PRODUCTS; i += 50) await Promise.all(Array.from({ length: 50 }, (_, j) => createProduct(t, `Product ${i + j}`)));
-    await t.ctx.db.query(`UPDATE webhook_deliveries SET status = 'success', next_attempt_at = NULL WHERE endpoint_id <> $1`, [hanging]);
-    clock.advance(10 * MINUTE);
-    await ensurePartitions(t.ctx.db, clock.now(), MINUTE);
+    ({ t } = await openKeptRange());
   });
   afterAll(async () => {
     await t?.close();

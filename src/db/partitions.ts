@@ -42,6 +42,15 @@ export interface Partition {
   detaching: boolean;
 }
 
+/** A time range and its partition in each partitioned table that has one (retention, compaction). */
+export interface TimeRange {
+  /** Named by its deliveries partition, whether or not that one is still there. */
+  name: string;
+  from: number | null;
+  to: number;
+  parts: Partition[];
+}
+
 /** The partitions of `table` (in the current schema), oldest first. */
 export async function listPartitions(q: Queryable, table: string): Promise<Partition[]> {
   const rows = await q.query<{ name: string; bound: string; detaching: boolean }>(

@@ -1,5 +1,5 @@
 import type { Db, Queryable } from '../db/db.js';
-import { bound, tryLockRange, type Partition } from '../db/partitions.js';
+import { bound, tryLockRange, type Partition, type TimeRange } from '../db/partitions.js';
 
 /**
  * A range is compacted when the rows it must keep are at most this share of its deliveries. A
@@ -16,14 +16,6 @@ const LEAST = 1000;
 const LOCK_TIMEOUT = '600ms';
 const TRIES = 3;
 const TRY_PAUSE_MS = 1000;
-
-/** A time range past the retention that is kept for its pending deliveries (retire.ts). */
-export interface KeptRange {
-  name: string;
-  from: number | null;
-  to: number;
-  parts: Partition[];
-}
 
 export interface Compacted {
   /** Deliveries the range held (the table's estimate) and holds now. */
@@ -54,7 +46,7 @@ export interface Compacted {
  * Not done while archives are written (SVC_ARCHIVE_DIR): an archive holds a whole range, written
  * once when the range is dropped.
  */
-export async function compactRange(db: Db, range: KeptRange): Promise<Compacted | null> {
+export async function compactRange(db: Db, range: TimeRange): Promise<Compacted | null> {
   if ((await worth(db, range)) === null) return null;
   for (let tried = 1; ; tried++) {
     const compacted = await db.tx((q) => rewrite(q, range), { unbounded: true }).catch((error: { code?: string }) => {
@@ -74,7 +66,7 @@ export async function compactRange(db: Db, range: KeptRange): Promise<Compacted 
  * The range's deliveries (the table's estimate) when few enough are pending to compact it, else
  * null. A partition never analyzed is analyzed first (a sample, not a count of every row).
  */
-async function worth(q: Queryable, range: KeptRange): Promise<number | null> {
+async function worth(q: Queryable, range: TimeRange): Promise<number | null> {
   const { name } = part(range, 'webhook_deliveries');
   const read = () =>
     q.query<{ total: number; pending: number }>(
@@ -90,11 +82,11 @@ async function worth(q: Queryable, range: KeptRange): Promise<number | null> {
   return count.pending > count.total * SHARE || count.total - count.pending < LEAST ? null : count.total;
 }
 
-function part(range: KeptRange, table: string): Partition {
+function part(range: TimeRange, table: string): Partition {
   return range.parts.find((p) => p.table === table)!;
 }
 
-async function rewrite(q: Queryable, range: KeptRange): Promise<Compacted | null> {
+async function rewrite(q: Queryable, range: TimeRange): Promise<Compacted | null> {
   const [deliveries, attempts, events] = ['webhook_deliveries', 'webhook_delivery_attempts', 'events'].map((t) => part(range, t).name);
   // One process at a time: two that both read the tables, then both asked for the partitions'
   // lock, would each wait for the other.

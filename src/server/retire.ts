@@ -1,7 +1,7 @@
 import type { Config } from '../lib/config.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db, Queryable } from '../db/db.js';
-import { bound, listPartitions, PARTITIONED, RANGE_LOCK, tryLockRange, type Partition } from '../db/partitions.js';
+import { bound, listPartitions, PARTITIONED, RANGE_LOCK, tryLockRange, type Partition, type TimeRange } from '../db/partitions.js';
 import { writeArchive } from './archive.js';
 import { compactRange, type Compacted } from './compact.js';
 
@@ -16,14 +16,6 @@ export interface Retired {
   kept: { range: string; reason: string }[];
   /** Kept ranges shrunk to that work (compact.ts). */
   compacted: ({ range: string } & Compacted)[];
-}
-
-/** A time range and its partition in each partitioned table. */
-interface Range {
-  name: string;
-  from: number | null;
-  to: number;
-  parts: Partition[];
 }
 
 /** Why a range must stay, and whether it may be shrunk to its pending deliveries meanwhile. */
@@ -42,7 +34,7 @@ interface Keep {
  * Such a range stays until that work ends and is looked at again at every run. Kept for pending
  * deliveries alone, it is shrunk to them (compact.ts); a recovery or a hold keeps it whole.
  */
-async function reasonToKeep(q: Queryable, range: Range, now: Date): Promise<Keep | null> {
+async function reasonToKeep(q: Queryable, range: TimeRange, now: Date): Promise<Keep | null> {
   const deliveries = range.parts.find((p) => p.table === 'webhook_deliveries')!;
   const from = range.from === null ? '' : bound('evt', range.from);
   const [row] = await q.query<{ pending: boolean; sent: boolean; recovery: boolean; held: boolean }>(
@@ -65,9 +57,9 @@ async function reasonToKeep(q: Queryable, range: Range, now: Date): Promise<Keep
  * that still has one. A range some of whose partitions are gone was left halfway by a run that
  * stopped (or whose detach timed out) after it had decided and archived the range.
  */
-async function rangesBefore(q: Queryable, cutoff: Date): Promise<Range[]> {
+async function rangesBefore(q: Queryable, cutoff: Date): Promise<TimeRange[]> {
   const byTable = await Promise.all(PARTITIONED.map((p) => listPartitions(q, p.table)));
-  const ranges = new Map<string, Range>();
+  const ranges = new Map<string, TimeRange>();
   for (const part of byTable.flat()) {
     if (part.to > cutoff.getTime()) continue;
     const key = `${part.from}-${part.to}`;
@@ -125,7 +117,7 @@ export async function retirePartitions(ctx: RetireDeps, cutoff: Date, stopped?: 
 }
 
 /** Writes the range's archive under its advisory lock; false when another process holds it. */
-async function archive(ctx: RetireDeps, dir: string, range: Range): Promise<boolean> {
+async function archive(ctx: RetireDeps, dir: string, range: TimeRange): Promise<boolean> {
   return ctx.db.tx(
     async (tx) => {
       if (!(await tryLockRange(tx, range.name))) return false;
@@ -138,7 +130,6 @@ async function archive(ctx: RetireDeps, dir: string, range: Range): Promise<bool
     throw error;
   });
 }
-
 
 /**
  * Partitions detached by a run that stopped before dropping them (already archived, since the
@@ -192,7 +183,7 @@ async function isDetachRace(q: Queryable, part: Partition): Promise<boolean> {
  * Drops a detached range in one transaction under the range's advisory lock: false when another
  * process dropped it first or a partition of the range is still attached (being detached).
  */
-async function finish(ctx: RetireDeps, range: Range): Promise<boolean> {
+async function finish(ctx: RetireDeps, range: TimeRange): Promise<boolean> {
   return ctx.db.tx(
     async (tx) => {
       // Waits for a process writing the range's archive, then finds the range gone or drops it.
