@@ -12,6 +12,7 @@ import { boundPort, startOpsServer } from '../server/metrics-server.js';
 import { exceptOutages } from '../server/outages.js';
 import { startTracing, stopTracing } from '../ops/tracing/start.js';
 import { openContext } from '../server/runtime.js';
+import { warmUp } from '../server/warm-up.js';
 import type { DeliveryWorkerOptions } from '../engine/delivery/worker.js';
 import { startWorkers } from '../engine/delivery/workers.js';
 import { demoFile, demoOwner, readDemo } from './demo-file.js';
@@ -33,6 +34,11 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     logger: loggerOptions(config.logLevel, config.logFormat === 'lines' ? terminalLines() : undefined),
   });
   const demo = options.demo ? await ensureDemo(ctx) : null;
+  // A warm-up that fails costs the first clients some speed, never the start.
+  await warmUp(app, ctx, config.warmUpRounds).then(
+    (ms) => app.log.debug({ ms: Math.round(ms) }, 'warmed up'),
+    (err) => app.log.warn({ err }, 'warm-up failed; serving without it'),
+  );
   await app.listen({ port: config.port, host: config.host });
   // Asked for any free port (PORT=0): links and the banner name the one taken.
   if (config.port === 0) config.publicUrl = config.publicUrl.replace(/:0$/, `:${boundPort(app)}`);

@@ -43,6 +43,8 @@ export interface Config {
   dbKeepAliveMs: number;
   /** PostgreSQL connections that carry this process's reads, pipelined (db/postgres.ts). */
   dbReadConnections: number;
+  /** SVC_WARM_UP: rounds of requests `svc serve` runs and rolls back before it listens (server/warm-up.ts); 0: none. */
+  warmUpRounds: number;
   /** Finished deliveries and events older than this are deleted in the background; 0 keeps everything. */
   retentionMs: number;
   /** SVC_PARTITION_WIDTH: the time range of one partition of the hot tables (src/db/partitions.ts). */
@@ -256,6 +258,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbQueryTimeoutMs,
     dbKeepAliveMs: duration(env, 'SVC_DB_KEEPALIVE', '10s'),
     dbReadConnections: integer(env, 'SVC_DB_READ_CONNECTIONS', 1, 1, 64),
+    warmUpRounds: integer(env, 'SVC_WARM_UP', 20, 0, 1000),
     retentionMs: retention(env, partitionWidth(env)),
     partitionWidthMs: partitionWidth(env),
     archiveDir: env.SVC_ARCHIVE_DIR?.trim() || null,

@@ -88,6 +88,7 @@ export class Metrics implements EngineMetrics {
   private readonly inFlight: Gauge;
   private readonly capacities: Gauge;
   private readonly workerLimits = new Map<object, number>();
+  private httpPaused = false;
   private readonly autoDisables: Counter;
   private readonly pushes: Counter<'outcome'>;
   private readonly retained: Counter<'table'>;
@@ -190,10 +191,16 @@ export class Metrics implements EngineMetrics {
     this.retained.inc({ table }, rows);
   }
 
+  /** While paused, responses are not counted (the process's own warm-up requests, server/warm-up.ts). */
+  pauseHttp(paused: boolean): void {
+    this.httpPaused = paused;
+  }
+
   /** A recorder for one route; its children are resolved once per status, not on every response. */
   route(method: string, route: string): RouteRecorder {
     const byStatus = new Map<number, Histogram.Internal<string>>();
     return (status, seconds) => {
+      if (this.httpPaused) return;
       let child = byStatus.get(status);
       if (child === undefined) {
         child = this.http.labels(method, route, String(status));

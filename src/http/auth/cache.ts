@@ -41,6 +41,11 @@ export class CredentialCache {
     return entry.principal;
   }
 
+  /** Credentials cached now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
   /** Taken before a look-up, and given to set() with its answer. */
   get generation(): number {
     return this.current;
