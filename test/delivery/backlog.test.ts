@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { moveBacklog } from '../../src/engine/delivery/backlog.js';
+import { BacklogMoves, moveBacklog, moveBacklogs } from '../../src/engine/delivery/backlog.js';
+import type { Queryable } from '../../src/db/db.js';
 import { idTimePrefix } from '../../src/lib/ids.js';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint } from '../helpers/delivery.js';
@@ -64,5 +65,40 @@ describe('backlog moves', () => {
     } finally {
       await held.rollback();
     }
+  });
+
+  it('moves several endpoints’ backlogs in one statement, each behind its own horizon', async () => {
+    const now = clock.now();
+    const a = (await addEndpoint(t, 'https://a.example.com/in')).id;
+    const b = (await addEndpoint(t, 'https://b.example.com/in')).id;
+    await seed(a, 3, now, 'd');
+    await seed(b, 2, now, 'e');
+    const moved = await moveBacklogs(t.ctx.db, now, [
+      { endpointId: a, after: new Date(now.getTime() + 1_000), stepMs: 10 },
+      { endpointId: b, after: new Date(now.getTime() + 2_000), stepMs: 20 },
+    ]);
+    expect(Object.fromEntries(moved)).toEqual({ [a]: 3, [b]: 2 });
+    expect((await rows(a)).map((r) => r.next_attempt_at.getTime() - now.getTime())).toEqual([1_010, 1_020, 1_030]);
+    expect((await rows(b)).map((r) => r.next_attempt_at.getTime() - now.getTime())).toEqual([2_020, 2_040]);
+  });
+
+  it('runs the moves asked for together as one statement', async () => {
+    const now = clock.now();
+    const ids = [];
+    for (const name of ['f', 'g', 'h']) {
+      const id = (await addEndpoint(t, `https://${name}.example.com/in`)).id;
+      await seed(id, 2, now, name);
+      ids.push(id);
+    }
+    // The database itself, with its statements counted.
+    let statements = 0;
+    const counted: Queryable = { query: (sql, params) => (statements++, t.ctx.db.query(sql, params)) };
+    const moves = new BacklogMoves(counted, (error) => {
+      throw error;
+    });
+    const asked = ids.map((id, i) => moves.move(id, now, new Date(now.getTime() + 1_000 * (i + 1)), 5));
+    expect(await Promise.all(asked)).toEqual([2, 2, 2]);
+    expect(statements).toBe(1);
+    expect((await rows(ids[2])).map((r) => r.next_attempt_at.getTime() - now.getTime())).toEqual([3_005, 3_010]);
   });
 });

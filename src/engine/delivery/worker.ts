@@ -4,7 +4,7 @@ import type { Db } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import type { Metrics } from '../../ops/metrics.js';
-import { moveBacklog } from './backlog.js';
+import { BacklogMoves } from './backlog.js';
 import { ADJUST_MS, Capacity, processLoad, type Load } from './capacity.js';
 import { releaseLeases } from './claim.js';
 import { Claims } from './claims.js';
@@ -93,15 +93,12 @@ export class DeliveryWorker implements LocalWorker {
     this.capacity = new Capacity(options.concurrency ?? config.workerConcurrency, () => this.load.read(), (limit) => deps.metrics.capacity(this, limit));
     this.faults = new Faults(options.onError ?? (() => {}), options.onRecover ?? (() => {}));
     this.throttles = new Throttles(db, (error) => this.faults.failed(error, 'throttle'));
+    const moves = new BacklogMoves(db, (error) => this.faults.failed(error, 'backlog'));
     const lanes = new Lanes({
       maxShare: () => Math.min(MAX_SHARE, this.capacity.limit),
       probation: () => Math.max(1, Math.floor(this.capacity.limit * PROBATION_PART)),
       throttled: (id, throttle) => this.throttles.set(id, throttle),
-      moveBacklog: (id, now, after, stepMs) =>
-        moveBacklog(db, id, now, after, stepMs).catch((error) => {
-          this.faults.failed(error, 'backlog');
-          return 0;
-        }),
+      moveBacklog: (id, now, after, stepMs) => moves.move(id, now, after, stepMs),
     });
     this.dispatch = new Dispatcher(this.capacity, lanes, clock, {
       attempt: (job) => attempt(this.stages, job),
