@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Attempted, Job, Outcome } from '../../src/engine/delivery/job.js';
 import { INITIAL_SHARE, type Throttle } from '../../src/engine/delivery/lane.js';
-import { Lanes } from '../../src/engine/delivery/lanes.js';
+import { Lanes, WAIT_UNKNOWN } from '../../src/engine/delivery/lanes.js';
 
 const job = (i: number, endpointId = 'whe_1') => ({ id: `whd_${endpointId}_${i}`, endpointId, endpointThrottled: false }) as unknown as Job;
 const outcome = (fields: Partial<Attempted>) =>
@@ -105,9 +105,11 @@ describe('lanes', () => {
     });
     const now = new Date(1_000_000);
     const jobs = Array.from({ length: 40 }, (_, i) => job(i));
-    // A receiver that has not answered for two seconds: one probe, the rest deferred.
+    // It answered once, then its receiver stopped answering: its share in flight for two seconds, the rest deferred.
     offer(lanes, jobs.slice(0, 1), 0);
-    const turns = jobs.slice(1, 20).map((j) => lanes.offer(j, now, 2_000));
+    lanes.ended(jobs[0], outcome({}), 0, 5);
+    expect(offer(lanes, jobs.slice(1, 1 + INITIAL_SHARE), 10)).toHaveLength(INITIAL_SHARE);
+    const turns = jobs.slice(1 + INITIAL_SHARE, 20).map((j) => lanes.offer(j, now, 2_010));
     const deferred = turns.filter((turn): turn is { deferUntil: Date } => typeof turn === 'object');
     expect(deferred.length).toBeGreaterThan(10);
     // One move for all of them, from the first deferral on, spaced as the deferrals are.
@@ -116,10 +118,30 @@ describe('lanes', () => {
     expect(moves[0]).toEqual({ after: deferred[0].deferUntil.getTime(), step });
     await Promise.resolve();
     // The next job deferred comes after the 500 rows moved; another move waits its turn.
-    const next = lanes.offer(jobs[20], now, 2_010) as { deferUntil: Date };
+    const next = lanes.offer(jobs[20], now, 2_020) as { deferUntil: Date };
     expect(next.deferUntil.getTime()).toBeGreaterThan(moves[0].after + 500 * step);
     expect(moves).toHaveLength(1);
     lanes.offer(jobs[21], now, 2_300);
     expect(moves).toHaveLength(2);
+  });
+
+  it('tells apart the jobs waiting for the probes of endpoints on probation', () => {
+    const lanes = new Lanes({ maxShare: () => 64, probation: () => 512, throttled: () => {} });
+    const now = new Date(1_000_000);
+    // Ten endpoints never heard from, thirty jobs each: each its probes, sixteen waiting, the rest deferred.
+    for (let e = 0; e < 10; e++) {
+      const turns = Array.from({ length: 30 }, (_, i) => lanes.offer(job(i, `whe_new${e}`), now, 0));
+      expect(turns.filter((t) => t === 'go')).toHaveLength(INITIAL_SHARE);
+      expect(turns.filter((t) => t === 'wait')).toHaveLength(WAIT_UNKNOWN);
+    }
+    expect(lanes.waitingOnProbation()).toBe(10 * WAIT_UNKNOWN);
+    // An endpoint that has answered keeps its jobs at hand beside them, not on probation.
+    const known = Array.from({ length: 12 }, (_, i) => job(i, 'whe_known'));
+    offer(lanes, known.slice(0, 1), 0);
+    lanes.ended(known[0], outcome({}), 0, 5);
+    expect(offer(lanes, known.slice(1, 1 + INITIAL_SHARE), 10)).toHaveLength(INITIAL_SHARE);
+    expect(known.slice(1 + INITIAL_SHARE).map((j) => lanes.offer(j, now, 12))).toContain('wait');
+    expect(lanes.waitingCount()).toBeGreaterThan(10 * WAIT_UNKNOWN);
+    expect(lanes.waitingOnProbation()).toBe(10 * WAIT_UNKNOWN);
   });
 });

@@ -23,7 +23,7 @@ const MOVE_EVERY_MS = 250;
 const WAIT_BUDGET_MS = 200;
 
 /** Jobs that may wait beside a lane whose attempts' time is not known yet. */
-const WAIT_UNKNOWN = 16;
+export const WAIT_UNKNOWN = 16;
 
 /** An attempt running this long, and four times the endpoint's usual time, makes it suspect of hanging. */
 const SUSPECT_AFTER_MS = 1_000;
@@ -227,6 +227,13 @@ export class Lanes {
   waitingCount(): number {
     let n = 0;
     for (const lane of this.lanes.values()) n += lane.waiting.length;
+    return n;
+  }
+
+  /** Jobs waiting beside endpoints on probation for their probes (the lanes queued for the pool). */
+  waitingOnProbation(): number {
+    let n = 0;
+    for (const lane of this.queue) n += lane.waiting.length;
     return n;
   }
 
