@@ -7,6 +7,8 @@ import { Outbox } from '../../src/engine/outbox/outbox.js';
 import { createProducts, creation } from '../../src/products/create-batch.js';
 import { DELIVERY_CHANNEL, HandOff } from '../../src/engine/delivery/handoff.js';
 import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
+import { INITIAL_SHARE } from '../../src/engine/delivery/lane.js';
+import { idTimePrefix } from '../../src/lib/ids.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint, createProduct, deliveriesOf, eventually, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour } from '../helpers/receiver.js';
@@ -173,6 +175,31 @@ describe('direct hand-off of new deliveries', () => {
     const again = t.ctx.link.reserve(1)!;
     expect(again.slots).toBe(1);
     again.cancel();
+  });
+
+  it('takes hand-offs while the jobs of hanging endpoints never heard from wait for their probes', async () => {
+    const { t } = await setup();
+    const hung = await startReceiver(() => ({ hang: true }));
+    cleanup.push(() => hung.close());
+    // Ten endpoints that never answer, thirty rows due each, in turn: the first claim leaves their
+    // jobs waiting beside their probes, more of them than the room a worker keeps ahead.
+    const now = new Date();
+    const ids = [];
+    for (let e = 0; e < 10; e++) ids.push((await addEndpoint(t, `${hung.url}?endpoint=${e}`)).id);
+    await t.ctx.db.query(
+      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempt, next_attempt_at, created_at)
+       SELECT $1 || lpad(g::text, 6, '0') || lpad(e.n::text, 6, '0'), $2, e.id, 'evt_x', 'product.created', '{}', 'pending', 0, $4, $4
+         FROM generate_series(1, 30) g, unnest($3::text[]) WITH ORDINALITY AS e (id, n)`,
+      [idTimePrefix('whd', now), t.demo.workspaces[0].id, ids, now],
+    );
+    const worker = await started(t);
+    await hung.waitFor(10 * INITIAL_SHARE);
+    expect(worker.pending().inFlight).toBe(10 * INITIAL_SHARE);
+    // A write of this process still gets room to hand its rows over.
+    const handOff = t.ctx.link.reserve(1);
+    expect(handOff?.slots).toBe(1);
+    handOff!.cancel();
+    hung.release({ status: 200 });
   });
 
   it('hands nothing over, and wakes workers, when no worker runs in the process', async () => {
