@@ -23,12 +23,17 @@ const LOCK_TIMEOUT = '2s';
 const LOCK_KEY = 0x5041_5254; // 'PART'
 
 /** One process at a time archives, drops or compacts a time range (server/retire.ts, compact.ts). */
-export const RANGE_LOCK = 0x5245_5449; // 'RETI'
+const RANGE_LOCK = 0x5245_5449; // 'RETI'
 
 /** Takes the range's lock for the transaction; false when another process holds it. */
 export async function tryLockRange(tx: Queryable, name: string): Promise<boolean> {
   const [{ locked }] = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema() || $2)) AS locked', [RANGE_LOCK, name]);
   return locked;
+}
+
+/** Takes the range's lock for the transaction, waiting for the process that holds it. */
+export async function lockRange(tx: Queryable, name: string): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || $2))', [RANGE_LOCK, name]);
 }
 
 export interface Partition {

@@ -1,13 +1,12 @@
 import type { Config } from '../lib/config.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db, Queryable } from '../db/db.js';
-import { bound, listPartitions, PARTITIONED, RANGE_LOCK, tryLockRange, type Partition, type TimeRange } from '../db/partitions.js';
+import { bound, listPartitions, lockRange, PARTITIONED, tryLockRange, type Partition, type TimeRange } from '../db/partitions.js';
 import { writeArchive } from './archive.js';
 import { compactRange, type Compacted } from './compact.js';
 
 /** What retiring partitions uses of the service. */
 export type RetireDeps = { db: Db; clock: Clock; config: Pick<Config, 'archiveDir'> };
-
 
 export interface Retired {
   /** Ranges dropped (the deliveries partition's name stands for its range in the three tables). */
@@ -187,7 +186,7 @@ async function finish(ctx: RetireDeps, range: TimeRange): Promise<boolean> {
   return ctx.db.tx(
     async (tx) => {
       // Waits for a process writing the range's archive, then finds the range gone or drops it.
-      await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || $2))', [RANGE_LOCK, range.name]);
+      await lockRange(tx, range.name);
       const [state] = await tx.query<{ attached: boolean; present: string[] }>(
         `SELECT EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = ANY (SELECT to_regclass(n) FROM unnest($1::text[]) n)) AS attached,
                 ARRAY(SELECT n FROM unnest($1::text[]) n WHERE to_regclass(n) IS NOT NULL) AS present`,
