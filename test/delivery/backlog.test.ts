@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BacklogMoves, moveBacklog, moveBacklogs } from '../../src/engine/delivery/backlog.js';
+import { BacklogMoves, moveBacklogs } from '../../src/engine/delivery/backlog.js';
 import type { Queryable } from '../../src/db/db.js';
 import { idTimePrefix } from '../../src/lib/ids.js';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app.js';
 import { addEndpoint } from '../helpers/delivery.js';
+
+/** One endpoint's backlog moved; how many rows moved. */
+async function moveBacklog(db: Queryable, endpointId: string, now: Date, after: Date, stepMs: number): Promise<number> {
+  return (await moveBacklogs(db, now, [{ endpointId, after, stepMs }])).get(endpointId) ?? 0;
+}
 
 /** An endpoint's due backlog moved behind its lane's horizon in one statement, on real PostgreSQL. */
 describe('backlog moves', () => {

@@ -39,11 +39,6 @@ export async function moveBacklogs(db: Queryable, now: Date, moves: Move[]): Pro
   return new Map(rows.map((r) => [r.endpoint_id, r.moved]));
 }
 
-/** One endpoint's backlog moved (moveBacklogs); returns how many rows moved. */
-export async function moveBacklog(db: Queryable, endpointId: string, now: Date, after: Date, stepMs: number): Promise<number> {
-  return (await moveBacklogs(db, now, [{ endpointId, after, stepMs }])).get(endpointId) ?? 0;
-}
-
 /**
  * A worker's backlog moves, one statement at a time: the moves asked for by one batch of jobs, or
  * while a statement runs, go together in the next. Ten endpoints found hanging at once after a
