@@ -5,7 +5,7 @@ import type { Queryable } from '../../src/db/db.js';
 import { ManualClock, type Clock } from '../../src/lib/clock.js';
 import { Outbox } from '../../src/engine/outbox/outbox.js';
 import { createProducts, creation } from '../../src/products/create-batch.js';
-import { DELIVERY_CHANNEL, HandOff } from '../../src/engine/delivery/handoff.js';
+import { DELIVERY_CHANNEL, HandOff, PER_EVENT } from '../../src/engine/delivery/handoff.js';
 import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { INITIAL_SHARE } from '../../src/engine/delivery/lane.js';
 import { idTimePrefix } from '../../src/lib/ids.js';
@@ -90,6 +90,18 @@ describe('direct hand-off of new deliveries', () => {
     expect(statements.filter((s) => s.sql.includes('pg_notify') && s.sql.includes(DELIVERY_CHANNEL))).toEqual([]);
   });
 
+  it('hands over every delivery of the first write after a start, before any write has shown its fan-out', async () => {
+    const { t, receiver } = await setup();
+    // Five endpoints: the first event fans out to five deliveries, more than one per event.
+    for (let n = 1; n <= 5; n++) await addEndpoint(t, `${receiver.url}?endpoint=${n}`);
+    const statements = recordStatements(t);
+    await started(t);
+
+    await createProduct(t);
+    await receiver.waitFor(5);
+    expect(statements.filter((s) => CLAIM.test(s.sql) && s.rows > 0)).toEqual([]);
+  });
+
   it('leaves what the worker has no room for to claims, and sends every delivery once', async () => {
     const { t, receiver } = await setup();
     // Three endpoints on one receiver: each event fans out to three deliveries.
@@ -146,8 +158,9 @@ describe('direct hand-off of new deliveries', () => {
     const { id: endpointId } = await addEndpoint(t, receiver.url);
     const worker = new DeliveryWorker(t.ctx);
     await worker.start();
+    // One event, before any write has shown its fan-out: PER_EVENT places.
     const handOff = t.ctx.link.reserve(1)!;
-    expect(handOff.slots).toBe(1);
+    expect(handOff.slots).toBe(PER_EVENT);
 
     let stopped = false;
     const stopping = worker.stop().then(() => (stopped = true));
@@ -167,13 +180,13 @@ describe('direct hand-off of new deliveries', () => {
     const { t } = await setup();
     await addEndpoint(t, 'https://example.com/hook');
     await started(t, 2);
-    // A capacity of two, nothing in flight: room for two, and a round waiting ahead.
+    // A capacity of two, nothing in flight: room for two, which would start at once.
     const first = t.ctx.link.reserve(100)!;
-    expect(first.slots).toBe(4);
+    expect(first.slots).toBe(2);
     expect(t.ctx.link.reserve(1)).toBeNull();
     first.cancel();
     const again = t.ctx.link.reserve(1)!;
-    expect(again.slots).toBe(1);
+    expect(again.slots).toBe(2);
     again.cancel();
   });
 
@@ -197,7 +210,7 @@ describe('direct hand-off of new deliveries', () => {
     expect(worker.pending().inFlight).toBe(10 * INITIAL_SHARE);
     // A write of this process still gets room to hand its rows over.
     const handOff = t.ctx.link.reserve(1);
-    expect(handOff?.slots).toBe(1);
+    expect(handOff?.slots).toBe(PER_EVENT);
     handOff!.cancel();
     hung.release({ status: 200 });
   });

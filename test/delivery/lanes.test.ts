@@ -125,7 +125,7 @@ describe('lanes', () => {
     expect(moves).toHaveLength(2);
   });
 
-  it('tells apart the jobs waiting for the probes of endpoints on probation', () => {
+  it('keeps sixteen jobs beside an endpoint never heard from, and defers the rest', () => {
     const lanes = new Lanes({ maxShare: () => 64, probation: () => 512, throttled: () => {} });
     const now = new Date(1_000_000);
     // Ten endpoints never heard from, thirty jobs each: each its probes, sixteen waiting, the rest deferred.
@@ -134,14 +134,6 @@ describe('lanes', () => {
       expect(turns.filter((t) => t === 'go')).toHaveLength(INITIAL_SHARE);
       expect(turns.filter((t) => t === 'wait')).toHaveLength(WAIT_UNKNOWN);
     }
-    expect(lanes.waitingOnProbation()).toBe(10 * WAIT_UNKNOWN);
-    // An endpoint that has answered keeps its jobs at hand beside them, not on probation.
-    const known = Array.from({ length: 12 }, (_, i) => job(i, 'whe_known'));
-    offer(lanes, known.slice(0, 1), 0);
-    lanes.ended(known[0], outcome({}), 0, 5);
-    expect(offer(lanes, known.slice(1, 1 + INITIAL_SHARE), 10)).toHaveLength(INITIAL_SHARE);
-    expect(known.slice(1 + INITIAL_SHARE).map((j) => lanes.offer(j, now, 12))).toContain('wait');
-    expect(lanes.waitingCount()).toBeGreaterThan(10 * WAIT_UNKNOWN);
-    expect(lanes.waitingOnProbation()).toBe(10 * WAIT_UNKNOWN);
+    expect(lanes.waitingCount()).toBe(10 * WAIT_UNKNOWN);
   });
 });

@@ -68,6 +68,11 @@ export class Dispatcher {
     return ahead - this.inFlight - waiting;
   }
 
+  /** Jobs that would start at once: the capacity's places not taken by attempts in flight or jobs queued for it. */
+  free(): number {
+    return this.capacity.limit - this.inFlight - this.ready.length;
+  }
+
   /** Attempts in flight now. */
   running(): number {
     return this.inFlight;

@@ -53,6 +53,9 @@ export const HANDED = `handed AS (
         WHERE f.status = 'pending' AND f.next_attempt_at > f.created_at
      )`;
 
+/** Deliveries reserved per event before a write has shown more. */
+export const PER_EVENT = 16;
+
 /** Room reserved in a local worker for one write's rows; settle or cancel it once the write has ended. */
 export class HandOff {
   private done = false;
@@ -106,8 +109,12 @@ export class WorkerLink {
   private readonly local = new Set<LocalWorker>();
   private sending = false;
   private again = false;
-  /** The most deliveries one event of this process has fanned out to: sizes each reservation. */
-  private perEvent = 1;
+  /**
+   * Deliveries reserved per event: the most one event of this process has fanned out to, and
+   * PER_EVENT at least, so that the first writes after a start, before any has shown its fan-out,
+   * hand their rows over too. Room reserved and not filled is freed when the write ends.
+   */
+  private perEvent = PER_EVENT;
 
   constructor(
     private readonly db: Db,

@@ -230,13 +230,6 @@ export class Lanes {
     return n;
   }
 
-  /** Jobs waiting beside endpoints on probation for their probes (the lanes queued for the pool). */
-  waitingOnProbation(): number {
-    let n = 0;
-    for (const lane of this.queue) n += lane.waiting.length;
-    return n;
-  }
-
   /**
    * How long an attempt of the lane is expected to take: the average so far, or the age of its
    * oldest attempt still running if that is longer (a receiver that has just started hanging).

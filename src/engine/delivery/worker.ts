@@ -234,10 +234,9 @@ export class DeliveryWorker implements LocalWorker {
 
   reserve(max: number): number {
     if (!this.running || this.recordingLags()) return 0;
-    // A handed row may wait one round: its lease covers one attempt waited for and one made. Jobs
-    // waiting for the probes of endpoints never heard from take no room from it: endpoints found
-    // hanging after a start would otherwise have every write of this process refused.
-    const room = Math.min(max, this.dispatch.room(1) + this.dispatch.lanes.waitingOnProbation() - this.reserved);
+    // A handed row starts at once, waits a moment beside its endpoint's lane, or is deferred: it
+    // never waits in line for the capacity.
+    const room = Math.min(max, this.dispatch.free() - this.reserved);
     if (room <= 0) return 0;
     this.reserved += room;
     return room;
