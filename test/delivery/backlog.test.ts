@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BacklogMoves, moveBacklogs } from '../../src/engine/delivery/backlog.js';
+import { BacklogMoves, moveBacklogs, moveRows } from '../../src/engine/delivery/backlog.js';
 import type { Queryable } from '../../src/db/db.js';
 import { idTimePrefix } from '../../src/lib/ids.js';
 import { ManualClock, startTestApp, type TestApp } from '../helpers/app.js';
@@ -7,7 +7,7 @@ import { addEndpoint } from '../helpers/delivery.js';
 
 /** One endpoint's backlog moved; how many rows moved. */
 async function moveBacklog(db: Queryable, endpointId: string, now: Date, after: Date, stepMs: number): Promise<number> {
-  return (await moveBacklogs(db, now, [{ endpointId, after, stepMs }])).get(endpointId) ?? 0;
+  return (await moveBacklogs(db, now, [{ endpointId, after, stepMs }])).get(endpointId)?.length ?? 0;
 }
 
 /** An endpoint's due backlog moved behind its lane's horizon in one statement, on real PostgreSQL. */
@@ -82,7 +82,9 @@ describe('backlog moves', () => {
       { endpointId: a, after: new Date(now.getTime() + 1_000), stepMs: 10 },
       { endpointId: b, after: new Date(now.getTime() + 2_000), stepMs: 20 },
     ]);
-    expect(Object.fromEntries(moved)).toEqual({ [a]: 3, [b]: 2 });
+    // Each endpoint's rows as placed, in their new order.
+    expect(moved.get(a)!.map((r) => r.at.getTime() - now.getTime())).toEqual([1_010, 1_020, 1_030]);
+    expect(moved.get(b)!.map((r) => r.at.getTime() - now.getTime())).toEqual([2_020, 2_040]);
     expect((await rows(a)).map((r) => r.next_attempt_at.getTime() - now.getTime())).toEqual([1_010, 1_020, 1_030]);
     expect((await rows(b)).map((r) => r.next_attempt_at.getTime() - now.getTime())).toEqual([2_020, 2_040]);
   });
@@ -102,8 +104,32 @@ describe('backlog moves', () => {
       throw error;
     });
     const asked = ids.map((id, i) => moves.move(id, now, new Date(now.getTime() + 1_000 * (i + 1)), 5));
-    expect(await Promise.all(asked)).toEqual([2, 2, 2]);
+    expect((await Promise.all(asked)).map((placed) => placed.length)).toEqual([2, 2, 2]);
     expect(statements).toBe(1);
     expect((await rows(ids[2])).map((r) => r.next_attempt_at.getTime() - now.getTime())).toEqual([3_005, 3_010]);
+  });
+
+  it('moves rows placed earlier again, only those still holding the time they were given and not locked', async () => {
+    const now = clock.now();
+    const id = (await addEndpoint(t, 'https://placed.example.com/in')).id;
+    await seed(id, 4, now, 'p');
+    const [placed] = (await moveBacklogs(t.ctx.db, now, [{ endpointId: id, after: new Date(now.getTime() + 1_000), stepMs: 10 }])).values();
+    expect(placed.map((r) => r.at.getTime() - now.getTime())).toEqual([1_010, 1_020, 1_030, 1_040]);
+    // Since placed: the first claimed and given a lease, the second locked by a worker's hold.
+    const lease = new Date(now.getTime() + 60_000);
+    await t.ctx.db.query('UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = $1', [placed[0].id, lease]);
+    const held = await t.ctx.db.begin();
+    try {
+      await held.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [placed[1].id]);
+      const later = placed.map((r, i) => ({ ...r, later: new Date(now.getTime() + 10_000 + (i + 1) * 1_000) }));
+      expect(await moveRows(t.ctx.db, now, later)).toBe(2);
+    } finally {
+      await held.rollback();
+    }
+    const after = new Map((await rows(id)).map((r) => [r.id, r.next_attempt_at.getTime() - now.getTime()]));
+    expect(placed.map((r) => after.get(r.id))).toEqual([60_000, 1_020, 13_000, 14_000]);
+    // Come due, a row is the claims' again: moved no more.
+    const due = { id: placed[3].id, at: new Date(now.getTime() + 14_000), later: new Date(now.getTime() + 30_000) };
+    expect(await moveRows(t.ctx.db, new Date(now.getTime() + 20_000), [due])).toBe(0);
   });
 });

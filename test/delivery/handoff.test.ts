@@ -1,7 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/lib/config.js';
-import type { Queryable } from '../../src/db/db.js';
 import { ManualClock, type Clock } from '../../src/lib/clock.js';
 import { Outbox } from '../../src/engine/outbox/outbox.js';
 import { createProducts, creation } from '../../src/products/create-batch.js';
@@ -10,35 +9,12 @@ import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { INITIAL_SHARE } from '../../src/engine/delivery/lane.js';
 import { idTimePrefix } from '../../src/lib/ids.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { addEndpoint, createProduct, deliveriesOf, eventually, testWorker } from '../helpers/delivery.js';
+import { addEndpoint, createProduct, deliveriesOf, eventually, recordStatements, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour } from '../helpers/receiver.js';
 
 // Polling is set to an hour: a delivery that arrives came by hand-off or a wake-up, not a poll.
 const NO_POLL = { allowPrivateTargets: true, pollIntervalMs: 3_600_000 };
 const CLAIM = /FOR UPDATE SKIP LOCKED/;
-
-/**
- * Records every statement run through the app's database, in open transactions too (held claims),
- * and, for claims, how many rows each took.
- */
-function recordStatements(t: TestApp): { sql: string; rows: number }[] {
-  const log: { sql: string; rows: number }[] = [];
-  const recorded = (query: Queryable['query']) =>
-    (async (sql: string, params?: unknown[]) => {
-      const rows = await query(sql, params);
-      log.push({ sql, rows: rows.length });
-      return rows;
-    }) as Queryable['query'];
-  t.ctx.db.query = recorded(t.ctx.db.query.bind(t.ctx.db));
-  const begin = t.ctx.db.begin?.bind(t.ctx.db);
-  if (begin) {
-    t.ctx.db.begin = async () => {
-      const tx = await begin();
-      return { ...tx, query: recorded(tx.query) };
-    };
-  }
-  return log;
-}
 
 /** An outbox whose next write hands its rows over under `handOff` (made beforehand), as the app's link would. */
 function outboxHandingOver(t: TestApp, handOff: HandOff): Outbox {

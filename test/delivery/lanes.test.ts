@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Attempted, Job, Outcome } from '../../src/engine/delivery/job.js';
-import { INITIAL_SHARE, type Throttle } from '../../src/engine/delivery/lane.js';
-import { Lanes, WAIT_UNKNOWN } from '../../src/engine/delivery/lanes.js';
+import { INITIAL_SHARE, WAIT_UNKNOWN, type Throttle } from '../../src/engine/delivery/lane.js';
+import { Lanes } from '../../src/engine/delivery/lanes.js';
 
 const job = (i: number, endpointId = 'whe_1') => ({ id: `whd_${endpointId}_${i}`, endpointId, endpointThrottled: false }) as unknown as Job;
 const outcome = (fields: Partial<Attempted>) =>
@@ -100,7 +100,7 @@ describe('lanes', () => {
       throttled: () => {},
       moveBacklog: async (_id, _now, after, step) => {
         moves.push({ after: after.getTime(), step });
-        return 500;
+        return Array.from({ length: 500 }, (_, i) => ({ id: `whd_moved${i}`, at: new Date(after.getTime() + (i + 1) * step) }));
       },
     });
     const now = new Date(1_000_000);
@@ -135,5 +135,49 @@ describe('lanes', () => {
       expect(turns.filter((t) => t === 'wait')).toHaveLength(WAIT_UNKNOWN);
     }
     expect(lanes.waitingCount()).toBe(10 * WAIT_UNKNOWN);
+  });
+
+  it('puts the rows of endpoints never heard from behind their verdict, and moves them again once one turns out hanging', async () => {
+    const again: [string, number][][] = [];
+    const lanes = new Lanes({
+      maxShare: () => 64,
+      probation: () => 512,
+      throttled: () => {},
+      // Its move takes three rows; the last placed a second further on.
+      moveBacklog: async (id, _now, after, step) => [1, 2, 500].map((n, i) => ({ id: `${id}_moved${i}`, at: new Date(after.getTime() + n * step) })),
+      moveRows: async (rows) => again.push(rows.map((r) => [r.id, r.later.getTime() - now.getTime()])),
+    });
+    const now = new Date(1_000_000);
+    const hanging = Array.from({ length: 22 }, (_, i) => job(i, 'whe_hang'));
+    const answering = Array.from({ length: 22 }, (_, i) => job(i, 'whe_ok'));
+    // Each its four probes, sixteen waiting, two deferred: not before an attempt could have run
+    // 1 s unanswered and a move's time after it (1,250 ms).
+    for (const jobs of [hanging, answering]) {
+      expect(offer(lanes, jobs.slice(0, INITIAL_SHARE + WAIT_UNKNOWN), 0)).toHaveLength(INITIAL_SHARE);
+      const deferred = jobs.slice(INITIAL_SHARE + WAIT_UNKNOWN).map((j) => lanes.offer(j, now, 0) as { deferUntil: Date });
+      expect(deferred.every((turn) => turn.deferUntil.getTime() > now.getTime() + 1_250)).toBe(true);
+    }
+    await Promise.resolve();
+    lanes.ended(answering[0], outcome({}), 0, 20);
+    // Not suspect yet: nothing moves.
+    lanes.review(new Date(now.getTime() + 900), 900);
+    expect(again).toEqual([]);
+    // The hanging one's probes have run past 1 s: the rows it placed that come due within half a
+    // second (the two deferred, two of its move's) go one attempt time apart, behind the last row
+    // it deferred. The one that answered keeps its rows where they are.
+    lanes.review(new Date(now.getTime() + 1_100), 1_100);
+    expect(again).toEqual([
+      [
+        ['whd_whe_hang_20', 1_258 + 1_100],
+        ['whd_whe_hang_21', 1_258 + 2_200],
+        ['whe_hang_moved0', 1_258 + 3_300],
+        ['whe_hang_moved1', 1_258 + 4_400],
+      ],
+    ]);
+    lanes.review(new Date(now.getTime() + 1_200), 1_200);
+    expect(again).toHaveLength(1);
+    // The last comes within half a second at a later review; it goes behind the others.
+    lanes.review(new Date(now.getTime() + 1_800), 1_800);
+    expect(again[1]).toEqual([['whe_hang_moved2', 1_258 + 4_400 + 1_800]]);
   });
 });

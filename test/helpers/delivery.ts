@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { expect } from 'vitest';
+import type { Queryable } from '../../src/db/db.js';
 import { claimLocked } from '../../src/engine/delivery/claim.js';
 import type { Job } from '../../src/engine/delivery/job.js';
 import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
@@ -132,4 +133,27 @@ export async function eventually(check: () => Promise<boolean> | boolean, timeou
     if (performance.now() > deadline) throw new Error('condition not reached in time');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * Records every statement run through the app's database, in open transactions too (held claims),
+ * and, for claims, how many rows each took.
+ */
+export function recordStatements(t: TestApp): { sql: string; rows: number }[] {
+  const log: { sql: string; rows: number }[] = [];
+  const recorded = (query: Queryable['query']) =>
+    (async (sql: string, params?: unknown[]) => {
+      const rows = await query(sql, params);
+      log.push({ sql, rows: rows.length });
+      return rows;
+    }) as Queryable['query'];
+  t.ctx.db.query = recorded(t.ctx.db.query.bind(t.ctx.db));
+  const begin = t.ctx.db.begin?.bind(t.ctx.db);
+  if (begin) {
+    t.ctx.db.begin = async () => {
+      const tx = await begin();
+      return { ...tx, query: recorded(tx.query) };
+    };
+  }
+  return log;
 }

@@ -1,7 +1,14 @@
 import type { Queryable } from '../../db/db.js';
+import { MARK_OF_ROW } from './claim.js';
 
 /** Rows one move takes of an endpoint at most; the rest are taken by the next. */
 export const BACKLOG_MOST = 1_000;
+
+/** A row a move or a deferral gave a later time: its id and the next_attempt_at it was given. */
+export interface Placed {
+  id: string;
+  at: Date;
+}
 
 /** One endpoint's backlog to move: behind `after`, `stepMs` apart. */
 export interface Move {
@@ -17,10 +24,10 @@ export interface Move {
  * row of an endpoint that cannot take more would be claimed, offered and deferred one by one, and a
  * backlog of thousands at the head of the due index would keep everyone else's deliveries waiting
  * behind it. Rows of a hand-off under lease are not due, so never moved. Whole milliseconds, as
- * every time the service writes. Returns how many rows moved, by endpoint.
+ * every time the service writes. Returns the rows moved, by endpoint, in their new order.
  */
-export async function moveBacklogs(db: Queryable, now: Date, moves: Move[]): Promise<Map<string, number>> {
-  const rows = await db.query<{ endpoint_id: string; moved: number }>(
+export async function moveBacklogs(db: Queryable, now: Date, moves: Move[]): Promise<Map<string, Placed[]>> {
+  const rows = await db.query<{ endpoint_id: string; id: string; at: Date }>(
     `WITH due AS (
        SELECT d.id, m.after, m.step, row_number() OVER (PARTITION BY m.endpoint_id ORDER BY d.next_attempt_at, d.id) AS n
          FROM unnest($1::text[], $2::timestamptz[], $3::int[]) AS m (endpoint_id, after, step)
@@ -31,12 +38,38 @@ export async function moveBacklogs(db: Queryable, now: Date, moves: Move[]): Pro
      ), moved AS (
        UPDATE webhook_deliveries w SET next_attempt_at = due.after + due.n * due.step * interval '1 millisecond'
          FROM due WHERE w.id = due.id
-       RETURNING w.endpoint_id
+       RETURNING w.endpoint_id, w.id, w.next_attempt_at AS at
      )
-     SELECT endpoint_id, count(*)::int AS moved FROM moved GROUP BY endpoint_id`,
+     SELECT endpoint_id, id, at FROM moved ORDER BY at`,
     [moves.map((m) => m.endpointId), moves.map((m) => m.after), moves.map((m) => Math.max(1, Math.ceil(m.stepMs))), now, BACKLOG_MOST],
   );
-  return new Map(rows.map((r) => [r.endpoint_id, r.moved]));
+  const placed = new Map<string, Placed[]>();
+  for (const row of rows) {
+    const list = placed.get(row.endpoint_id) ?? [];
+    list.push({ id: row.id, at: row.at });
+    placed.set(row.endpoint_id, list);
+  }
+  return placed;
+}
+
+/**
+ * Moves rows placed earlier to the times given (`later`), in one statement: only those still
+ * pending at the time they were placed, not yet due and not locked by a worker. A row claimed
+ * since, or given a lease, holds another time and is left as it is. Returns how many moved.
+ */
+export async function moveRows(db: Queryable, now: Date, rows: (Placed & { later: Date })[]): Promise<number> {
+  const moved = await db.query(
+    `WITH r AS (
+       SELECT d.id, r.later FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS r (id, at, later)
+         JOIN webhook_deliveries d ON d.id = r.id
+        WHERE d.status = 'pending' AND ${MARK_OF_ROW} = r.at AND d.next_attempt_at > $4
+          FOR UPDATE OF d SKIP LOCKED
+     )
+     UPDATE webhook_deliveries w SET next_attempt_at = r.later FROM r WHERE w.id = r.id
+     RETURNING w.id`,
+    [rows.map((r) => r.id), rows.map((r) => r.at), rows.map((r) => r.later), now],
+  );
+  return moved.length;
 }
 
 /**
@@ -46,7 +79,7 @@ export async function moveBacklogs(db: Queryable, now: Date, moves: Move[]): Pro
  * that the API's writes need.
  */
 export class BacklogMoves {
-  private queued: { move: Move; now: Date; moved: (rows: number) => void }[] = [];
+  private queued: { move: Move; now: Date; moved: (rows: Placed[]) => void }[] = [];
   /** A statement is due to take what is queued. */
   private scheduled = false;
   /** The last statement started or scheduled: each waits for the one before. */
@@ -57,8 +90,8 @@ export class BacklogMoves {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  /** Moves the endpoint's rows due at `now` with the next statement; resolves to how many moved (0 on a failure). */
-  move(endpointId: string, now: Date, after: Date, stepMs: number): Promise<number> {
+  /** Moves the endpoint's rows due at `now` with the next statement; resolves to the rows moved (none on a failure). */
+  move(endpointId: string, now: Date, after: Date, stepMs: number): Promise<Placed[]> {
     return new Promise((moved) => {
       this.queued.push({ move: { endpointId, after, stepMs }, now, moved });
       if (this.scheduled) return;
@@ -77,8 +110,8 @@ export class BacklogMoves {
     const now = new Date(Math.max(...batch.map((b) => b.now.getTime())));
     const moved = await moveBacklogs(this.db, now, [...moves.values()]).catch((error) => {
       this.onError(error);
-      return new Map<string, number>();
+      return new Map<string, Placed[]>();
     });
-    for (const { move, moved: resolve } of batch) resolve(moved.get(move.endpointId) ?? 0);
+    for (const { move, moved: resolve } of batch) resolve(moved.get(move.endpointId) ?? []);
   }
 }

@@ -78,8 +78,12 @@ export class Dispatcher {
     return this.inFlight;
   }
 
-  /** Starts the jobs of endpoints on probation that waited for the pool, now that it may have room (every ADJUST_MS). */
+  /**
+   * Every ADJUST_MS: starts the jobs of endpoints on probation that waited for the pool, now that it
+   * may have room, and has the lanes review the rows they placed (lanes.ts).
+   */
   poll(perfNow = performance.now()): void {
+    this.lanes.review(this.clock.now(), perfNow);
     const go = this.lanes.poll(perfNow);
     if (go.length === 0) return;
     this.ready.push(...go);

@@ -1,5 +1,6 @@
+import type { Placed } from './backlog.js';
 import type { Attempted, Job, Outcome } from './job.js';
-import { INITIAL_SHARE, Lane, type Throttle } from './lane.js';
+import { INITIAL_SHARE, Lane, SUSPECT_AFTER_MS, type Throttle } from './lane.js';
 
 /** The part of a worker's capacity that endpoints on probation (never heard from, or suspect) share. */
 export const PROBATION_PART = 1 / 4;
@@ -10,23 +11,14 @@ export const MAX_SHARE = 64;
 /** Answers that ask a sender to slow down: the share halves, as it does when an attempt times out. */
 export const SLOW_DOWN = new Set([429, 502, 503, 504]);
 
-/** Jobs deferred one after another are never spaced closer than this. */
-const MIN_SPACING_MS = 100;
-
 /** Endpoints remembered at most; an idle one beyond it is forgotten and starts on probation again. */
 const MAX_LANES = 10_000;
 
 /** An endpoint's due backlog is moved behind its lane's horizon at most this often (backlog.ts). */
 const MOVE_EVERY_MS = 250;
 
-/** A job over its endpoint's share waits beside it only if its turn should come within this long. */
-const WAIT_BUDGET_MS = 200;
-
-/** Jobs that may wait beside a lane whose attempts' time is not known yet. */
-export const WAIT_UNKNOWN = 16;
-
-/** An attempt running this long, and four times the endpoint's usual time, makes it suspect of hanging. */
-const SUSPECT_AFTER_MS = 1_000;
+/** Rows placed for a suspect endpoint that come due within this long are moved at a review. */
+const REVIEW_AHEAD_MS = 500;
 
 export interface LaneSettings {
   /** The most attempts one endpoint may have in flight now: MAX_SHARE, or less while the worker's capacity is smaller. */
@@ -35,8 +27,10 @@ export interface LaneSettings {
   probation(): number;
   /** An endpoint's lane was slowed down (429, 502, 503, 504, a time-out), changed its share since, or recovered (null). */
   throttled(endpointId: string, throttle: Throttle | null): void;
-  /** Moves the endpoint's due rows behind `after`, `stepMs` apart (backlog.ts); resolves to how many moved. */
-  moveBacklog?(endpointId: string, now: Date, after: Date, stepMs: number): Promise<number>;
+  /** Moves the endpoint's due rows behind `after`, `stepMs` apart (backlog.ts); resolves to the rows moved. */
+  moveBacklog?(endpointId: string, now: Date, after: Date, stepMs: number): Promise<Placed[]>;
+  /** Moves rows placed earlier, still ahead and as placed, to the times given (backlog.ts). */
+  moveRows?(rows: (Placed & { later: Date })[], now: Date): Promise<unknown>;
 }
 
 /** Where a job offered to its endpoint's lane goes: its turn. */
@@ -60,6 +54,8 @@ export class Lanes {
   private readonly probing = new Map<Job, number>();
   /** Lanes on probation with jobs waiting for a place of the pool, in the order they came. */
   private readonly queue = new Set<Lane>();
+  /** Lanes never heard from that have placed rows ahead (see review). */
+  private readonly placing = new Set<Lane>();
   /** False for one-shot runs (runDue): a job over its endpoint's share waits for it, never deferred. */
   defer = true;
 
@@ -78,15 +74,61 @@ export class Lanes {
   offer(job: Job, clockNow: Date, perfNow: number): Turn {
     const lane = this.lane(job.endpointId);
     if (lane.waiting.length === 0 && this.take(lane, job, perfNow)) return 'go';
-    if (!this.defer || lane.waiting.length < this.waitingRoom(lane, perfNow)) {
+    if (!this.defer || lane.waiting.length < lane.waitingRoom(perfNow)) {
       lane.waiting.push(job);
-      if (this.onProbation(lane, perfNow)) this.queue.add(lane);
+      if (lane.onProbation(perfNow)) this.queue.add(lane);
       return 'wait';
     }
-    const step = this.spacing(lane, perfNow);
-    lane.horizon = Math.max(lane.horizon, clockNow.getTime()) + step;
+    const step = lane.spacing(perfNow, this.settings.maxShare());
+    lane.horizon = Math.max(lane.horizon, clockNow.getTime() + this.verdictIn(lane, perfNow)) + step;
+    this.place(lane, [{ id: job.id, at: new Date(lane.horizon) }]);
     this.moveBacklog(job.endpointId, lane, clockNow, perfNow, step);
     return { deferUntil: new Date(lane.horizon) };
+  }
+
+  /**
+   * How long until an endpoint never heard from is known: suspect once an attempt has run
+   * SUSPECT_AFTER_MS unanswered. Its deferred rows come due only after that and the time of a move,
+   * so that they are still ahead, to be moved in one statement, if it turns out hanging (review).
+   */
+  private verdictIn(lane: Lane, perfNow: number): number {
+    return lane.earned ? 0 : Math.max(0, SUSPECT_AFTER_MS + MOVE_EVERY_MS - lane.oldestMs(perfNow));
+  }
+
+  /** Rows deferred or moved for an endpoint never heard from are kept, to be moved again should it hang. */
+  private place(lane: Lane, rows: Placed[]): void {
+    if (lane.earned || !this.settings.moveRows || rows.length === 0) return;
+    lane.placed.push(...rows);
+    this.placing.add(lane);
+  }
+
+  /**
+   * Every ADJUST_MS: the rows placed for endpoints never heard from that have turned suspect go to
+   * the pace of a suspect endpoint, behind everything deferred so far, before they come due, rather
+   * than each be claimed and deferred again: those coming due within REVIEW_AHEAD_MS, all lanes in
+   * one statement, so that a backlog of thousands is rewritten a slice at a time. The rows of an
+   * endpoint that answered stay where they are.
+   */
+  review(clockNow: Date, perfNow: number): void {
+    const now = clockNow.getTime();
+    const moves: (Placed & { later: Date })[] = [];
+    for (const lane of this.placing) {
+      lane.placed = lane.placed.filter((row) => row.at.getTime() > now);
+      if (lane.earned || lane.placed.length === 0) {
+        lane.placed = [];
+        this.placing.delete(lane);
+        continue;
+      }
+      if (!lane.suspect(perfNow)) continue;
+      lane.placed.sort((a, b) => a.at.getTime() - b.at.getTime());
+      const soon = lane.placed.findIndex((row) => row.at.getTime() > now + REVIEW_AHEAD_MS);
+      const rows = lane.placed.splice(0, soon < 0 ? lane.placed.length : soon);
+      const step = lane.spacing(perfNow, this.settings.maxShare());
+      const after = Math.max(lane.horizon, now);
+      rows.forEach((row, i) => moves.push({ ...row, later: new Date(after + (i + 1) * step) }));
+      lane.horizon = after + rows.length * step;
+    }
+    if (moves.length > 0) void this.settings.moveRows?.(moves, clockNow);
   }
 
   /**
@@ -98,14 +140,15 @@ export class Lanes {
     lane.movedAt = perfNow;
     const after = lane.horizon;
     void this.settings.moveBacklog(endpointId, clockNow, new Date(after), step).then((moved) => {
-      lane.horizon = Math.max(lane.horizon, after + moved * step);
+      lane.horizon = Math.max(lane.horizon, after + moved.length * step);
+      this.place(lane, moved);
     });
   }
 
   /** Counts `job` as admitted if its lane has room for it (and, on probation, the pool a place). */
   private take(lane: Lane, job: Job, perfNow: number): boolean {
     const busy = lane.inFlight + lane.queued;
-    if (this.onProbation(lane, perfNow)) {
+    if (lane.onProbation(perfNow)) {
       if (busy >= (lane.earned || lane.timedOut ? 1 : INITIAL_SHARE) || !this.poolHasRoom(perfNow)) return false;
       this.probing.set(job, perfNow);
     } else if (busy >= Math.min(lane.share, this.settings.maxShare())) return false;
@@ -120,13 +163,6 @@ export class Lanes {
       this.probing.delete(job);
     }
     return this.probing.size < this.settings.probation();
-  }
-
-  /** Never heard from, or suspect: its last attempt timed out, or one runs far past its usual time. */
-  private onProbation(lane: Lane, perfNow: number): boolean {
-    if (!lane.earned || lane.timedOut) return true;
-    const oldest = lane.starts.length > 0 ? perfNow - lane.starts[0] : 0;
-    return oldest > Math.max(4 * lane.latencyMs, SUSPECT_AFTER_MS);
   }
 
   /** A job admitted with 'go' starts. */
@@ -151,7 +187,10 @@ export class Lanes {
     this.release(lane, perfNow, go);
     this.probing.delete(job);
     go.push(...this.poll(perfNow));
-    if (lane.idle() && this.lanes.size > MAX_LANES) this.lanes.delete(job.endpointId);
+    if (lane.idle() && this.lanes.size > MAX_LANES) {
+      this.lanes.delete(job.endpointId);
+      this.placing.delete(lane);
+    }
     return go;
   }
 
@@ -168,7 +207,7 @@ export class Lanes {
   /** Moves the lane's waiting jobs that it now has room for into `go`. */
   private release(lane: Lane, perfNow: number, go: Job[]): void {
     while (lane.waiting.length > 0 && this.take(lane, lane.waiting[0], perfNow)) go.push(lane.waiting.shift()!);
-    if (lane.waiting.length > 0 && this.onProbation(lane, perfNow)) this.queue.add(lane);
+    if (lane.waiting.length > 0 && lane.onProbation(perfNow)) this.queue.add(lane);
     else this.queue.delete(lane);
   }
 
@@ -228,44 +267,5 @@ export class Lanes {
     let n = 0;
     for (const lane of this.lanes.values()) n += lane.waiting.length;
     return n;
-  }
-
-  /**
-   * How long an attempt of the lane is expected to take: the average so far, or the age of its
-   * oldest attempt still running if that is longer (a receiver that has just started hanging).
-   */
-  private expectedMs(lane: Lane, perfNow: number): number {
-    const oldest = lane.starts.length > 0 ? perfNow - lane.starts[0] : 0;
-    return Math.max(lane.latencyMs, oldest);
-  }
-
-  /**
-   * Jobs over the share that may wait beside the lane: those whose turn should come within
-   * WAIT_BUDGET_MS, two rounds of the share at most. A lane whose attempts end within moments keeps
-   * its next jobs at hand; a slow one keeps few; a hanging one none.
-   */
-  private waitingRoom(lane: Lane, perfNow: number): number {
-    const expected = this.expectedMs(lane, perfNow);
-    const share = this.onProbation(lane, perfNow) ? 1 : lane.share;
-    const most = Math.max(2 * share, WAIT_UNKNOWN);
-    if (expected === 0) return most;
-    return Math.min(most, Math.floor((share * WAIT_BUDGET_MS) / expected));
-  }
-
-  /**
-   * How far apart deferred jobs come due: the endpoint's expected attempt time over the share it
-   * will have, after the jobs already deferred. A healthy endpoint (answering, its oldest attempt
-   * not far past its usual time) is expected to grow to the whole worker, so its jobs come back
-   * soon, at the pace of a full share, rather than at the pace of today's small share: a slow
-   * receiver that is still ramping up is not held to that pace for its whole backlog. A struggling
-   * one (timing out, asking to slow down, or with an attempt far past its usual time) is spaced by
-   * its share as it is, one attempt time per job for a hanging one.
-   */
-  private spacing(lane: Lane, perfNow: number): number {
-    const expected = Math.max(this.expectedMs(lane, perfNow), MIN_SPACING_MS);
-    const oldest = lane.starts.length > 0 ? perfNow - lane.starts[0] : 0;
-    const healthy = !lane.struggling && oldest < Math.max(4 * lane.latencyMs, SUSPECT_AFTER_MS);
-    const share = healthy ? this.settings.maxShare() : this.onProbation(lane, perfNow) ? 1 : lane.share;
-    return Math.ceil(expected / share);
   }
 }

@@ -4,7 +4,7 @@ import type { Db } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import type { Metrics } from '../../ops/metrics.js';
-import { BacklogMoves } from './backlog.js';
+import { BacklogMoves, moveRows } from './backlog.js';
 import { ADJUST_MS, Capacity, processLoad, type Load } from './capacity.js';
 import { releaseLeases } from './claim.js';
 import { Claims } from './claims.js';
@@ -99,6 +99,7 @@ export class DeliveryWorker implements LocalWorker {
       probation: () => Math.max(1, Math.floor(this.capacity.limit * PROBATION_PART)),
       throttled: (id, throttle) => this.throttles.set(id, throttle),
       moveBacklog: (id, now, after, stepMs) => moves.move(id, now, after, stepMs),
+      moveRows: (rows, now) => moveRows(db, now, rows).catch((error) => this.faults.failed(error, 'backlog')),
     });
     this.dispatch = new Dispatcher(this.capacity, lanes, clock, {
       attempt: (job) => attempt(this.stages, job),

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { INITIAL_SHARE } from '../../src/engine/delivery/lane.js';
+import { idTimePrefix } from '../../src/lib/ids.js';
+import { startTestApp } from '../helpers/app.js';
+import { addEndpoint, recordStatements, testWorker } from '../helpers/delivery.js';
+import { startReceiver } from '../helpers/receiver.js';
+
+const CLAIM = /FOR UPDATE SKIP LOCKED/;
+
+/** Backlogs of endpoints never heard from, after a start (src/engine/delivery/lanes.ts, review). */
+describe('the verdict on endpoints never heard from', () => {
+  const cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+
+  it('moves a hanging endpoint’s backlog out of the way once, instead of claiming it again row by row', async () => {
+    const t = await startTestApp({ config: { allowPrivateTargets: true } });
+    cleanup.push(() => t.close());
+    const hung = await startReceiver(() => ({ hang: true }));
+    cleanup.push(() => hung.close());
+    // Five endpoints that never answer, three hundred rows due each: the state a restart finds.
+    const now = new Date();
+    const ids = [];
+    for (let e = 0; e < 5; e++) ids.push((await addEndpoint(t, `${hung.url}?endpoint=${e}`)).id);
+    await t.ctx.db.query(
+      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempt, next_attempt_at, created_at)
+       SELECT $1 || lpad(g::text, 6, '0') || lpad(e.n::text, 6, '0'), $2, e.id, 'evt_x', 'product.created', '{}', 'pending', 0, $4, $4
+         FROM generate_series(1, 300) g, unnest($3::text[]) WITH ORDINALITY AS e (id, n)`,
+      [idTimePrefix('whd', now), t.demo.workspaces[0].id, ids, now],
+    );
+    const statements = recordStatements(t);
+    const worker = testWorker(t);
+    await worker.start();
+    cleanup.push(() => worker.stop());
+    // Stopping, the worker waits for its attempts: the receiver answers them first.
+    cleanup.push(async () => hung.release({ status: 200 }));
+    await hung.waitFor(5 * INITIAL_SHARE);
+
+    // Past the verdict (1.25 s after the first probes), then as long again.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const before = statements.length;
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const claimed = statements.slice(before).filter((s) => CLAIM.test(s.sql)).reduce((sum, s) => sum + s.rows, 0);
+    // Claimed again since: only the few whose deferral was still being written when they were moved
+    // (at a healthy endpoint's pace, the backlog would be coming back a row every few milliseconds).
+    expect(claimed).toBeLessThan(100);
+    const [{ due, last }] = await t.ctx.db.query<{ due: number; last: number }>(
+      `SELECT count(*) FILTER (WHERE next_attempt_at <= now())::int AS due,
+              extract(epoch FROM max(next_attempt_at) - now())::float AS last
+         FROM webhook_deliveries WHERE status = 'pending'`,
+    );
+    // Nothing of it stands in front of the due rows: it is spaced a suspect endpoint's pace apart,
+    // an attempt's time (over a second) between rows, three hundred of them an endpoint.
+    expect(due).toBeLessThan(5 * INITIAL_SHARE);
+    expect(last).toBeGreaterThan(250);
+    expect(hung.requests.length).toBe(5 * INITIAL_SHARE);
+  });
+});
