@@ -179,5 +179,9 @@ describe('lanes', () => {
     // The last comes within half a second at a later review; it goes behind the others.
     lanes.review(new Date(now.getTime() + 1_800), 1_800);
     expect(again[1]).toEqual([['whe_hang_moved2', 1_258 + 4_400 + 1_800]]);
+    // From now on it is deferred at a suspect endpoint's pace already: nothing more is kept of it.
+    const later = lanes.offer(job(30, 'whe_hang'), new Date(now.getTime() + 1_900), 1_900) as { deferUntil: Date };
+    lanes.review(new Date(later.deferUntil.getTime() - 100), later.deferUntil.getTime() - now.getTime() - 100);
+    expect(again).toHaveLength(2);
   });
 });

@@ -81,7 +81,7 @@ export class Lanes {
     }
     const step = lane.spacing(perfNow, this.settings.maxShare());
     lane.horizon = Math.max(lane.horizon, clockNow.getTime() + this.verdictIn(lane, perfNow)) + step;
-    this.place(lane, [{ id: job.id, at: new Date(lane.horizon) }]);
+    this.place(lane, [{ id: job.id, at: new Date(lane.horizon) }], perfNow);
     this.moveBacklog(job.endpointId, lane, clockNow, perfNow, step);
     return { deferUntil: new Date(lane.horizon) };
   }
@@ -95,9 +95,12 @@ export class Lanes {
     return lane.earned ? 0 : Math.max(0, SUSPECT_AFTER_MS + MOVE_EVERY_MS - lane.oldestMs(perfNow));
   }
 
-  /** Rows deferred or moved for an endpoint never heard from are kept, to be moved again should it hang. */
-  private place(lane: Lane, rows: Placed[]): void {
-    if (lane.earned || !this.settings.moveRows || rows.length === 0) return;
+  /**
+   * Rows deferred or moved for an endpoint never heard from, and not suspect yet, are kept, to be
+   * moved again should it hang; a suspect one's are spaced at its pace already.
+   */
+  private place(lane: Lane, rows: Placed[], perfNow: number): void {
+    if (lane.earned || lane.suspect(perfNow) || !this.settings.moveRows || rows.length === 0) return;
     lane.placed.push(...rows);
     this.placing.add(lane);
   }
@@ -141,7 +144,7 @@ export class Lanes {
     const after = lane.horizon;
     void this.settings.moveBacklog(endpointId, clockNow, new Date(after), step).then((moved) => {
       lane.horizon = Math.max(lane.horizon, after + moved.length * step);
-      this.place(lane, moved);
+      this.place(lane, moved, perfNow);
     });
   }
 
