@@ -7,9 +7,8 @@ import { createProducts, creation } from '../../src/products/create-batch.js';
 import { DELIVERY_CHANNEL, HandOff, PER_EVENT } from '../../src/engine/delivery/handoff.js';
 import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { INITIAL_SHARE } from '../../src/engine/delivery/lane.js';
-import { idTimePrefix } from '../../src/lib/ids.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { addEndpoint, createProduct, deliveriesOf, eventually, recordStatements, testWorker } from '../helpers/delivery.js';
+import { addEndpoint, createProduct, deliveriesOf, eventually, hungBacklog, recordStatements, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour } from '../helpers/receiver.js';
 
 // Polling is set to an hour: a delivery that arrives came by hand-off or a wake-up, not a poll.
@@ -172,15 +171,7 @@ describe('direct hand-off of new deliveries', () => {
     cleanup.push(() => hung.close());
     // Ten endpoints that never answer, thirty rows due each, in turn: the first claim leaves their
     // jobs waiting beside their probes, more of them than the room a worker keeps ahead.
-    const now = new Date();
-    const ids = [];
-    for (let e = 0; e < 10; e++) ids.push((await addEndpoint(t, `${hung.url}?endpoint=${e}`)).id);
-    await t.ctx.db.query(
-      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempt, next_attempt_at, created_at)
-       SELECT $1 || lpad(g::text, 6, '0') || lpad(e.n::text, 6, '0'), $2, e.id, 'evt_x', 'product.created', '{}', 'pending', 0, $4, $4
-         FROM generate_series(1, 30) g, unnest($3::text[]) WITH ORDINALITY AS e (id, n)`,
-      [idTimePrefix('whd', now), t.demo.workspaces[0].id, ids, now],
-    );
+    await hungBacklog(t, hung.url, 10, 30);
     const worker = await started(t);
     await hung.waitFor(10 * INITIAL_SHARE);
     expect(worker.pending().inFlight).toBe(10 * INITIAL_SHARE);

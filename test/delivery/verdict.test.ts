@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { INITIAL_SHARE } from '../../src/engine/delivery/lane.js';
-import { idTimePrefix } from '../../src/lib/ids.js';
 import { startTestApp } from '../helpers/app.js';
-import { addEndpoint, recordStatements, testWorker } from '../helpers/delivery.js';
+import { hungBacklog, recordStatements, testWorker } from '../helpers/delivery.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 const CLAIM = /FOR UPDATE SKIP LOCKED/;
@@ -20,15 +19,7 @@ describe('the verdict on endpoints never heard from', () => {
     const hung = await startReceiver(() => ({ hang: true }));
     cleanup.push(() => hung.close());
     // Five endpoints that never answer, three hundred rows due each: the state a restart finds.
-    const now = new Date();
-    const ids = [];
-    for (let e = 0; e < 5; e++) ids.push((await addEndpoint(t, `${hung.url}?endpoint=${e}`)).id);
-    await t.ctx.db.query(
-      `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempt, next_attempt_at, created_at)
-       SELECT $1 || lpad(g::text, 6, '0') || lpad(e.n::text, 6, '0'), $2, e.id, 'evt_x', 'product.created', '{}', 'pending', 0, $4, $4
-         FROM generate_series(1, 300) g, unnest($3::text[]) WITH ORDINALITY AS e (id, n)`,
-      [idTimePrefix('whd', now), t.demo.workspaces[0].id, ids, now],
-    );
+    await hungBacklog(t, hung.url, 5, 300);
     const statements = recordStatements(t);
     const worker = testWorker(t);
     await worker.start();

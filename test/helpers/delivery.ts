@@ -4,6 +4,7 @@ import type { Queryable } from '../../src/db/db.js';
 import { claimLocked } from '../../src/engine/delivery/claim.js';
 import type { Job } from '../../src/engine/delivery/job.js';
 import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
+import { idTimePrefix } from '../../src/lib/ids.js';
 import { createEndpoint } from '../../src/webhooks/endpoints/store.js';
 import { requestHeadersSql } from '../../src/webhooks/attempts/request-headers.js';
 import { startTestApp, type TestApp } from './app.js';
@@ -156,4 +157,21 @@ export function recordStatements(t: TestApp): { sql: string; rows: number }[] {
     };
   }
   return log;
+}
+
+/**
+ * `count` endpoints of the first workspace at `url` (each with `?endpoint=n`), with `perEndpoint`
+ * pending rows due now each, in turn: a backlog a restart finds. Returns the endpoints' ids.
+ */
+export async function hungBacklog(t: TestApp, url: string, count: number, perEndpoint: number): Promise<string[]> {
+  const now = new Date();
+  const ids = [];
+  for (let e = 0; e < count; e++) ids.push((await addEndpoint(t, `${url}?endpoint=${e}`)).id);
+  await t.ctx.db.query(
+    `INSERT INTO webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempt, next_attempt_at, created_at)
+     SELECT $1 || lpad(g::text, 6, '0') || lpad(e.n::text, 6, '0'), $2, e.id, 'evt_x', 'product.created', '{}', 'pending', 0, $4, $4
+       FROM generate_series(1, $5::int) g, unnest($3::text[]) WITH ORDINALITY AS e (id, n)`,
+    [idTimePrefix('whd', now), t.demo.workspaces[0].id, ids, now, perEndpoint],
+  );
+  return ids;
 }
