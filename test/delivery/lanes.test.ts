@@ -137,51 +137,56 @@ describe('lanes', () => {
     expect(lanes.waitingCount()).toBe(10 * WAIT_UNKNOWN);
   });
 
-  it('puts the rows of endpoints never heard from behind their verdict, and moves them again once one turns out hanging', async () => {
+  it('moves the backlogs of endpoints never heard from behind their verdict, and again once one turns out hanging', async () => {
+    const moves: number[] = [];
     const again: [string, number][][] = [];
     const lanes = new Lanes({
       maxShare: () => 64,
       probation: () => 512,
       throttled: () => {},
-      // Its move takes three rows; the last placed a second further on.
-      moveBacklog: async (id, _now, after, step) => [1, 2, 500].map((n, i) => ({ id: `${id}_moved${i}`, at: new Date(after.getTime() + n * step) })),
+      // Each move takes three rows; the last placed a second further on.
+      moveBacklog: async (id, _now, after, step) => {
+        moves.push(after.getTime() - now.getTime());
+        return [1, 2, 500].map((n, i) => ({ id: `${id}_moved${i}`, at: new Date(after.getTime() + n * step) }));
+      },
       moveRows: async (rows) => again.push(rows.map((r) => [r.id, r.later.getTime() - now.getTime()])),
     });
     const now = new Date(1_000_000);
     const hanging = Array.from({ length: 22 }, (_, i) => job(i, 'whe_hang'));
     const answering = Array.from({ length: 22 }, (_, i) => job(i, 'whe_ok'));
-    // Each its four probes, sixteen waiting, two deferred: not before an attempt could have run
-    // 1 s unanswered and a move's time after it (1,250 ms).
+    // Each its four probes and sixteen waiting; two deferred at a healthy endpoint's pace, and the
+    // backlog moved behind the time an attempt could have run 1 s unanswered, and a move's (1,250 ms).
     for (const jobs of [hanging, answering]) {
       expect(offer(lanes, jobs.slice(0, INITIAL_SHARE + WAIT_UNKNOWN), 0)).toHaveLength(INITIAL_SHARE);
       const deferred = jobs.slice(INITIAL_SHARE + WAIT_UNKNOWN).map((j) => lanes.offer(j, now, 0) as { deferUntil: Date });
-      expect(deferred.every((turn) => turn.deferUntil.getTime() > now.getTime() + 1_250)).toBe(true);
+      expect(deferred.map((turn) => turn.deferUntil.getTime() - now.getTime())).toEqual([2, 4]);
     }
+    expect(moves).toEqual([1_250, 1_250]);
     await Promise.resolve();
     lanes.ended(answering[0], outcome({}), 0, 20);
     // Not suspect yet: nothing moves.
     lanes.review(new Date(now.getTime() + 900), 900);
     expect(again).toEqual([]);
-    // The hanging one's probes have run past 1 s: the rows it placed that come due within half a
-    // second (the two deferred, two of its move's) go one attempt time apart, behind the last row
-    // it deferred. The one that answered keeps its rows where they are.
+    // The hanging one's probes have run past 1 s: the rows of its backlog that come due within half
+    // a second go one attempt time apart, behind the last row it placed. The one that answered keeps
+    // its backlog where it is.
     lanes.review(new Date(now.getTime() + 1_100), 1_100);
     expect(again).toEqual([
       [
-        ['whd_whe_hang_20', 1_258 + 1_100],
-        ['whd_whe_hang_21', 1_258 + 2_200],
-        ['whe_hang_moved0', 1_258 + 3_300],
-        ['whe_hang_moved1', 1_258 + 4_400],
+        ['whe_hang_moved0', 1_256 + 1_100],
+        ['whe_hang_moved1', 1_256 + 2_200],
       ],
     ]);
     lanes.review(new Date(now.getTime() + 1_200), 1_200);
     expect(again).toHaveLength(1);
     // The last comes within half a second at a later review; it goes behind the others.
     lanes.review(new Date(now.getTime() + 1_800), 1_800);
-    expect(again[1]).toEqual([['whe_hang_moved2', 1_258 + 4_400 + 1_800]]);
-    // From now on it is deferred at a suspect endpoint's pace already: nothing more is kept of it.
-    const later = lanes.offer(job(30, 'whe_hang'), new Date(now.getTime() + 1_900), 1_900) as { deferUntil: Date };
-    lanes.review(new Date(later.deferUntil.getTime() - 100), later.deferUntil.getTime() - now.getTime() - 100);
+    expect(again[1]).toEqual([['whe_hang_moved2', 1_256 + 2_200 + 1_800]]);
+    // Its backlog moved from now on is spaced at a suspect endpoint's pace already: none is kept.
+    lanes.offer(job(30, 'whe_hang'), new Date(now.getTime() + 1_900), 1_900);
+    await Promise.resolve();
+    expect(moves).toHaveLength(3);
+    lanes.review(new Date(now.getTime() + 8_800), 8_800);
     expect(again).toHaveLength(2);
   });
 });

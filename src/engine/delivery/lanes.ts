@@ -54,7 +54,7 @@ export class Lanes {
   private readonly probing = new Map<Job, number>();
   /** Lanes on probation with jobs waiting for a place of the pool, in the order they came. */
   private readonly queue = new Set<Lane>();
-  /** Lanes never heard from that have placed rows ahead (see review). */
+  /** Lanes never heard from with rows placed ahead (see review). */
   private readonly placing = new Set<Lane>();
   /** False for one-shot runs (runDue): a job over its endpoint's share waits for it, never deferred. */
   defer = true;
@@ -80,7 +80,7 @@ export class Lanes {
       return 'wait';
     }
     const step = lane.spacing(perfNow, this.settings.maxShare());
-    lane.horizon = Math.max(lane.horizon, clockNow.getTime() + this.verdictIn(lane, perfNow)) + step;
+    lane.horizon = Math.max(lane.horizon, clockNow.getTime()) + step;
     this.place(lane, [{ id: job.id, at: new Date(lane.horizon) }], perfNow);
     this.moveBacklog(job.endpointId, lane, clockNow, perfNow, step);
     return { deferUntil: new Date(lane.horizon) };
@@ -88,8 +88,8 @@ export class Lanes {
 
   /**
    * How long until an endpoint never heard from is known: suspect once an attempt has run
-   * SUSPECT_AFTER_MS unanswered. Its deferred rows come due only after that and the time of a move,
-   * so that they are still ahead, to be moved in one statement, if it turns out hanging (review).
+   * SUSPECT_AFTER_MS unanswered. Its backlog comes due only after that and the time of a move, so
+   * that it is still ahead, to be moved in one statement, if it turns out hanging (review).
    */
   private verdictIn(lane: Lane, perfNow: number): number {
     return lane.earned ? 0 : Math.max(0, SUSPECT_AFTER_MS + MOVE_EVERY_MS - lane.oldestMs(perfNow));
@@ -141,8 +141,9 @@ export class Lanes {
   private moveBacklog(endpointId: string, lane: Lane, clockNow: Date, perfNow: number, step: number): void {
     if (!this.settings.moveBacklog || perfNow - lane.movedAt < MOVE_EVERY_MS) return;
     lane.movedAt = perfNow;
-    const after = lane.horizon;
+    const after = Math.max(lane.horizon, clockNow.getTime() + this.verdictIn(lane, perfNow));
     void this.settings.moveBacklog(endpointId, clockNow, new Date(after), step).then((moved) => {
+      if (moved.length === 0) return;
       lane.horizon = Math.max(lane.horizon, after + moved.length * step);
       this.place(lane, moved, perfNow);
     });
