@@ -43,7 +43,8 @@ export type Turn = 'go' | 'wait' | { deferUntil: Date };
  * endpoint's share needs to get through the jobs before it, and the rest of the endpoint's due rows
  * with it, in one statement (backlog.ts). A hanging endpoint's backlog therefore leaves the front
  * of the due-rows index at once instead of standing in front of everyone else's deliveries, and
- * costs a write per row, not a place in flight.
+ * costs a write per row, not a place in flight. The backlog of an endpoint never heard from comes
+ * due after its verdict, and is moved again a slice at a time should it turn out hanging (review).
  */
 export class Lanes {
   private readonly lanes = new Map<string, Lane>();
