@@ -34,6 +34,9 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     logger: loggerOptions(config.logLevel, config.logFormat === 'lines' ? terminalLines() : undefined),
   });
   const demo = options.demo ? await ensureDemo(ctx) : null;
+  // The workers start before the port opens: their first claim, and the moves of backlogs left by
+  // the last run, go on beside the warm-up rather than beside the first clients' requests.
+  const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, deliveryLog(app.log)) : null;
   // A warm-up that fails costs the first clients some speed, never the start.
   await warmUp(app, ctx, config.warmUpRounds).then(
     (ms) => app.log.debug({ ms: Math.round(ms) }, 'warmed up'),
@@ -45,7 +48,6 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   // Where dashboard links made beside this process point (svc admin dashboard-link).
   const forgetPublicUrl = recordPublicUrl(config);
   const ops = config.metricsPort !== null ? await startOpsServer(ctx, { redis: true }, { port: config.metricsPort, host: config.host }) : null;
-  const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, deliveryLog(app.log)) : null;
   // A database outage is logged once when it begins and once when it ends (outages.ts), not by every job it stops.
   const background = startBackground(ctx, exceptOutages((err, what) => app.log.error({ err }, `${what} failed`)));
   // Recoveries left running by an earlier start (or a process that died) go on from their cursor; app.close() stops them.
