@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenChannel } from '../src/db/channels.js';
 import { DELIVERY_CHANNEL } from '../src/engine/delivery/handoff.js';
-import { warmUp } from '../src/server/warm-up.js';
+import { warmUp, warmUpAttempts } from '../src/server/warm-up.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { labelSets, sample } from './helpers/metrics.js';
 
@@ -41,6 +41,13 @@ describe('the warm-up', () => {
     // Counting goes on for the clients' requests.
     await t.call(t.demo.workspaces[0].apiKey, 'GET', '/v1/products');
     expect(sample(await t.ctx.metrics.text(), 'svc_http_request_duration_seconds_count', { method: 'GET', route: '/v1/products', status: '200' })).toBe(1);
+  });
+
+  it('sends signed attempts to a receiver of its own, counted nowhere', async () => {
+    const before = sample(await t.ctx.metrics.text(), 'svc_webhook_attempts_total', { outcome: 'success' }) ?? 0;
+    expect(await warmUpAttempts(t.ctx, 19)).toBe(19);
+    expect(sample(await t.ctx.metrics.text(), 'svc_webhook_attempts_total', { outcome: 'success' }) ?? 0).toBe(before);
+    expect(sample(await t.ctx.metrics.text(), 'svc_webhook_attempts_in_flight') ?? 0).toBe(0);
   });
 
   it('runs nothing with no rounds (SVC_WARM_UP=0)', async () => {
