@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOrganization, createWorkspace } from '../account/admin.js';
 import { createApiKey } from '../api-keys/store.js';
-import { runAttempt } from '../engine/delivery/attempt.js';
+import { untracedAttempt } from '../engine/delivery/attempt.js';
 import { jobOf } from '../engine/delivery/job.js';
 import { newSigningSecret } from '../engine/delivery/secrets.js';
 import { HttpSender } from '../engine/destinations/sender.js';
@@ -102,7 +102,7 @@ async function send(app: FastifyInstance, key: string, method: 'GET' | 'POST' | 
  * `count` delivery attempts, signed as the engine signs them, through an HTTP sender of the
  * warm-up's own to a receiver of its own on 127.0.0.1 that answers 204: the attempt, the signing,
  * undici's client and Node's HTTP server (which the API's requests reach and inject() does not)
- * run compiled when the first deliveries go. Nothing is written, counted or sent elsewhere.
+ * run compiled when the first deliveries go. Nothing is written, counted, traced or sent elsewhere.
  * Resolves to the number of signed requests the receiver got; fails unless every attempt succeeded.
  */
 export async function warmUpAttempts(ctx: AppContext, count: number): Promise<number> {
@@ -140,7 +140,7 @@ export async function warmUpAttempts(ctx: AppContext, count: number): Promise<nu
           const id = `${sent + i}`;
           const body = JSON.stringify({ id: `evt_warm_up_${id}`, type: row.event_type, created: ctx.clock.now().toISOString(), data: { object: { id: `prd_warm_up_${id}`, name: 'Warm-up' } } });
           const taken = { attempt: 0, mark: ctx.clock.now(), hold: null, endpointActive: true, body, trace: null };
-          const outcome = await runAttempt(deps, jobOf({ ...row, id: `whd_warm_up_${id}`, event_id: `evt_warm_up_${id}` }, taken));
+          const outcome = await untracedAttempt(deps, jobOf({ ...row, id: `whd_warm_up_${id}`, event_id: `evt_warm_up_${id}` }, taken));
           if (outcome.kind !== 'attempted' || outcome.status !== 'success') throw new Error(`warm-up: an attempt to its own receiver ended ${outcome.status}`);
         }),
       );
