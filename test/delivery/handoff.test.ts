@@ -8,12 +8,11 @@ import { DELIVERY_CHANNEL, HandOff, PER_EVENT } from '../../src/engine/delivery/
 import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
 import { INITIAL_SHARE } from '../../src/engine/delivery/lane.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { addEndpoint, createProduct, deliveriesOf, eventually, hungBacklog, recordStatements, testWorker } from '../helpers/delivery.js';
+import { CLAIM, addEndpoint, createProduct, deliveriesOf, eventually, hungBacklog, recordStatements, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour } from '../helpers/receiver.js';
 
 // Polling is set to an hour: a delivery that arrives came by hand-off or a wake-up, not a poll.
 const NO_POLL = { allowPrivateTargets: true, pollIntervalMs: 3_600_000 };
-const CLAIM = /FOR UPDATE SKIP LOCKED/;
 
 /** An outbox whose next write hands its rows over under `handOff` (made beforehand), as the app's link would. */
 function outboxHandingOver(t: TestApp, handOff: HandOff): Outbox {

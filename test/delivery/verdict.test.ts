@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { INITIAL_SHARE } from '../../src/engine/delivery/lane.js';
 import { startTestApp } from '../helpers/app.js';
-import { hungBacklog, recordStatements, testWorker } from '../helpers/delivery.js';
+import { CLAIM, hungBacklog, recordStatements, testWorker } from '../helpers/delivery.js';
 import { startReceiver } from '../helpers/receiver.js';
 
-const CLAIM = /FOR UPDATE SKIP LOCKED/;
 
 /** Backlogs of endpoints never heard from, after a start (src/engine/delivery/lanes.ts, review). */
 describe('the verdict on endpoints never heard from', () => {

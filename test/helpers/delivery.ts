@@ -136,6 +136,9 @@ export async function eventually(check: () => Promise<boolean> | boolean, timeou
   }
 }
 
+/** A claim's statement (claim.ts): it takes its rows under FOR UPDATE SKIP LOCKED. */
+export const CLAIM = /FOR UPDATE SKIP LOCKED/;
+
 /**
  * Records every statement run through the app's database, in open transactions too (held claims),
  * and, for claims, how many rows each took.

@@ -10,6 +10,9 @@ export interface Placed {
   at: Date;
 }
 
+/** One row to move: from the time it was placed at to `later`. */
+export type RowMove = Placed & { later: Date };
+
 /** One endpoint's backlog to move: behind `after`, `stepMs` apart. */
 export interface Move {
   endpointId: string;
@@ -57,7 +60,7 @@ export async function moveBacklogs(db: Queryable, now: Date, moves: Move[]): Pro
  * pending at the time they were placed, not yet due and not locked by a worker. A row claimed
  * since, or given a lease, holds another time and is left as it is. Returns how many moved.
  */
-export async function moveRows(db: Queryable, now: Date, rows: (Placed & { later: Date })[]): Promise<number> {
+export async function moveRows(db: Queryable, now: Date, rows: RowMove[]): Promise<number> {
   const moved = await db.query(
     `WITH r AS (
        SELECT d.id, r.later FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS r (id, at, later)

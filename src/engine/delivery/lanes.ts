@@ -1,4 +1,4 @@
-import type { Placed } from './backlog.js';
+import type { Placed, RowMove } from './backlog.js';
 import type { Attempted, Job, Outcome } from './job.js';
 import { INITIAL_SHARE, Lane, SUSPECT_AFTER_MS, type Throttle } from './lane.js';
 
@@ -30,7 +30,7 @@ export interface LaneSettings {
   /** Moves the endpoint's due rows behind `after`, `stepMs` apart (backlog.ts); resolves to the rows moved. */
   moveBacklog?(endpointId: string, now: Date, after: Date, stepMs: number): Promise<Placed[]>;
   /** Moves rows placed earlier, still ahead and as placed, to the times given (backlog.ts). */
-  moveRows?(rows: (Placed & { later: Date })[], now: Date): Promise<unknown>;
+  moveRows?(rows: RowMove[], now: Date): Promise<unknown>;
 }
 
 /** Where a job offered to its endpoint's lane goes: its turn. */
@@ -115,7 +115,7 @@ export class Lanes {
    */
   review(clockNow: Date, perfNow: number): void {
     const now = clockNow.getTime();
-    const moves: (Placed & { later: Date })[] = [];
+    const moves: RowMove[] = [];
     for (const lane of this.placing) {
       lane.placed = lane.placed.filter((row) => row.at.getTime() > now);
       if (lane.earned || lane.placed.length === 0) {
