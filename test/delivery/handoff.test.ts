@@ -6,7 +6,7 @@ import { Outbox } from '../../src/engine/outbox/outbox.js';
 import { createProducts, creation } from '../../src/products/create-batch.js';
 import { DELIVERY_CHANNEL, HandOff, PER_EVENT } from '../../src/engine/delivery/handoff.js';
 import { DeliveryWorker } from '../../src/engine/delivery/worker.js';
-import { INITIAL_SHARE } from '../../src/engine/delivery/lane.js';
+import { INITIAL_SHARE, SUSPECT_AFTER_MS } from '../../src/engine/delivery/lane.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { CLAIM, addEndpoint, createProduct, deliveriesOf, eventually, hungBacklog, recordStatements, testWorker } from '../helpers/delivery.js';
 import { startReceiver, type Behaviour } from '../helpers/receiver.js';
@@ -107,7 +107,7 @@ describe('direct hand-off of new deliveries', () => {
     const { id: endpointId } = await addEndpoint(t, receiver.url);
     // The write commits its delivery already claimed for a worker that never sends it: the state a
     // process leaves when it dies between the commit and the attempt.
-    const dead = { wake() {}, reserve: () => 1, receive() {} };
+    const dead = { wake() {}, reserve: () => 1, receive() {}, deferrals: () => [], deferredRows() {} };
     const handOff = new HandOff(new Date(clock.now().getTime() + t.ctx.config.leaseMs), 1, dead);
     const [created] = await outboxHandingOver(t, handOff).write<{ id: string }>(createProducts([creation(t.demo.workspaces[0].id, { name: 'Hat' }, clock.now())]));
     expect(created.id).toMatch(/^prd_/);
@@ -179,6 +179,41 @@ describe('direct hand-off of new deliveries', () => {
     expect(handOff?.slots).toBe(PER_EVENT);
     handOff!.cancel();
     hung.release({ status: 200 });
+  });
+
+  it('writes the new rows of a hanging endpoint deferred, rather than hand them over to be deferred one by one', async () => {
+    const { t, receiver } = await setup();
+    const hung = await startReceiver(() => ({ hang: true }));
+    cleanup.push(() => hung.close());
+    const [hungId] = await hungBacklog(t, hung.url, 1, 30);
+    const { id: healthyId } = await addEndpoint(t, receiver.url);
+    await started(t);
+    cleanup.push(async () => hung.release({ status: 200 }));
+    await hung.waitFor(INITIAL_SHARE);
+    // Past the verdict: the probes have run unanswered for longer than SUSPECT_AFTER_MS. The next
+    // write's row for the endpoint is handed over and deferred; its lane now defers every job.
+    await new Promise((resolve) => setTimeout(resolve, SUSPECT_AFTER_MS + 200));
+    await createProduct(t);
+    await receiver.waitFor(1);
+    const settled = async () => {
+      await eventually(async () => (await deliveriesOf(t, healthyId)).every((r) => r.status === 'success'));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    };
+    await settled();
+
+    const statements = recordStatements(t);
+    const since = new Date();
+    await createProduct(t);
+    await receiver.waitFor(2);
+    await settled();
+    const [deferred] = (await deliveriesOf(t, hungId)).filter((r) => r.created_at >= since);
+    expect(deferred).toMatchObject({ status: 'pending', attempt: 0 });
+    // Due at the lane's pace, a probe's time (over a second) after everything deferred so far.
+    expect(deferred.next_attempt_at!.getTime() - since.getTime()).toBeGreaterThan(SUSPECT_AFTER_MS);
+    // One outcome written since: the healthy endpoint's. The deferred row was written once, by the write.
+    const outcomes = statements.filter((s) => /^\s*WITH o AS/.test(s.sql));
+    expect(outcomes.reduce((sum, s) => sum + s.rows, 0)).toBe(1);
+    expect(hung.requests.length).toBe(INITIAL_SHARE);
   });
 
   it('hands nothing over, and wakes workers, when no worker runs in the process', async () => {

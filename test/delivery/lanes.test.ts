@@ -190,3 +190,27 @@ describe('lanes', () => {
     expect(again).toHaveLength(2);
   });
 });
+
+describe('deferrals by writes', () => {
+  it('asks writes to defer the rows of a suspect endpoint that defers every job, at its pace behind its horizon, until it answers', () => {
+    const { lanes } = lanesOf();
+    lanes.defer = true;
+    const jobs = Array.from({ length: 40 }, (_, i) => job(i, 'whe_h'));
+    expect(offer(lanes, jobs.slice(0, 20), 0)).toHaveLength(INITIAL_SHARE);
+    // Not suspect yet: its jobs wait or are deferred, and writes still hand its rows over.
+    expect(lanes.deferrals(new Date(0), 500)).toEqual([]);
+    // Its probes past a second unanswered: a job offered is deferred, and writes defer its rows from then on.
+    const turn = lanes.offer(jobs[20], new Date(2_000), 2_000);
+    expect(turn).toMatchObject({ deferUntil: expect.any(Date) });
+    const [deferral] = lanes.deferrals(new Date(2_000), 2_000);
+    expect(deferral).toMatchObject({ endpointId: 'whe_h', stepMs: 2_000 });
+    expect(deferral.after.getTime()).toBe((turn as { deferUntil: Date }).deferUntil.getTime());
+    // A write deferred three rows: the next job deferred comes after them.
+    lanes.deferredRows(deferral, 3);
+    const next = lanes.offer(jobs[21], new Date(2_000), 2_000) as { deferUntil: Date };
+    expect(next.deferUntil.getTime()).toBe(deferral.after.getTime() + 4 * 2_000);
+    // An answer earns it a share: no deferral any more.
+    lanes.ended(jobs[0], outcome({}), 0, 2_100);
+    expect(lanes.deferrals(new Date(2_100), 2_100)).toEqual([]);
+  });
+});

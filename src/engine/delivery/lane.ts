@@ -100,6 +100,12 @@ export class Lane {
     return Math.min(most, Math.floor((share * WAIT_BUDGET_MS) / expected));
   }
 
+  /** Every job offered now would be deferred: suspect, its probes in flight, no room to wait (Lanes.offer). */
+  defersAll(perfNow: number): boolean {
+    const probes = this.earned || this.timedOut ? 1 : INITIAL_SHARE;
+    return this.suspect(perfNow) && this.inFlight + this.queued >= probes && this.waiting.length >= this.waitingRoom(perfNow);
+  }
+
   /**
    * How far apart deferred jobs come due: the endpoint's expected attempt time over the share it
    * will have, after the jobs already deferred. A healthy endpoint (answering, its oldest attempt

@@ -1,4 +1,5 @@
 import type { Placed, RowMove } from './backlog.js';
+import type { Deferral } from './handoff.js';
 import type { Attempted, Job, Outcome } from './job.js';
 import { INITIAL_SHARE, Lane, SUSPECT_AFTER_MS, type Throttle } from './lane.js';
 
@@ -57,6 +58,8 @@ export class Lanes {
   private readonly queue = new Set<Lane>();
   /** Lanes never heard from with rows placed ahead (see review). */
   private readonly placing = new Set<Lane>();
+  /** Suspect lanes that have deferred a job: writes may defer their new rows (deferrals). */
+  private readonly deferring = new Map<string, Lane>();
   /** False for one-shot runs (runDue): a job over its endpoint's share waits for it, never deferred. */
   defer = true;
 
@@ -84,7 +87,24 @@ export class Lanes {
     lane.horizon = Math.max(lane.horizon, clockNow.getTime()) + step;
     this.place(lane, [{ id: job.id, at: new Date(lane.horizon) }], perfNow);
     this.moveBacklog(job.endpointId, lane, clockNow, perfNow, step);
+    if (lane.suspect(perfNow)) this.deferring.set(job.endpointId, lane);
     return { deferUntil: new Date(lane.horizon) };
+  }
+
+  /** Where a write should put the new rows of endpoints that would defer every job now: behind the horizon, at their pace. */
+  deferrals(clockNow: Date, perfNow: number): Deferral[] {
+    const deferrals: Deferral[] = [];
+    for (const [endpointId, lane] of this.deferring) {
+      if (!this.defer || !lane.defersAll(perfNow)) this.deferring.delete(endpointId);
+      else deferrals.push({ endpointId, after: new Date(Math.max(lane.horizon, clockNow.getTime())), stepMs: lane.spacing(perfNow, this.settings.maxShare()) });
+    }
+    return deferrals;
+  }
+
+  /** A write deferred `rows` rows under `deferral`: the lane's horizon moves past them. */
+  deferredRows(deferral: Deferral, rows: number): void {
+    const lane = this.lanes.get(deferral.endpointId);
+    if (lane) lane.horizon = Math.max(lane.horizon, deferral.after.getTime() + rows * deferral.stepMs);
   }
 
   /**
@@ -195,6 +215,7 @@ export class Lanes {
     if (lane.idle() && this.lanes.size > MAX_LANES) {
       this.lanes.delete(job.endpointId);
       this.placing.delete(lane);
+      this.deferring.delete(job.endpointId);
     }
     return go;
   }

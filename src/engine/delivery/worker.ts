@@ -10,7 +10,7 @@ import { releaseLeases } from './claim.js';
 import { Claims } from './claims.js';
 import { Dispatcher } from './dispatch.js';
 import { Faults } from './faults.js';
-import type { LocalWorker, WorkerLink } from './handoff.js';
+import type { LocalWorker, Deferral, WorkerLink } from './handoff.js';
 import type { Job } from './job.js';
 import { attempt, deliver, leaseTooShort, record, type Stages } from './pipeline.js';
 import { Lanes, MAX_SHARE, PROBATION_PART } from './lanes.js';
@@ -241,6 +241,14 @@ export class DeliveryWorker implements LocalWorker {
     if (room <= 0) return 0;
     this.reserved += room;
     return room;
+  }
+
+  deferrals(): Deferral[] {
+    return this.dispatch.lanes.deferrals(this.deps.clock.now(), performance.now());
+  }
+
+  deferredRows(deferral: Deferral, rows: number): void {
+    this.dispatch.lanes.deferredRows(deferral, rows);
   }
 
   receive(jobs: Job[], reserved: number): void {

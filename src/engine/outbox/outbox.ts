@@ -8,7 +8,7 @@ import { buildEvent, type EventInput } from '../log/store.js';
 import { idTimePrefix, newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/iso.js';
 import { currentTrace, tracing } from '../../lib/trace.js';
-import type { FanOutResult, WorkerLink, WrittenEvent } from '../delivery/handoff.js';
+import type { FanOutResult, HandOff, WorkerLink, WrittenEvent } from '../delivery/handoff.js';
 import { fanOutCtes } from './fanout.js';
 
 /**
@@ -78,9 +78,11 @@ function inputRows(write: Write): Record<string, unknown>[] {
  * The write as one statement: the change as a CTE, each event logged only if the change returned
  * its subject, the events' batches, and the fan-out. One statement is atomic on its own, so a write
  * costs one round trip and no BEGIN/COMMIT. With `handOff`, deliveries are handed over (:lease,
- * :slots, the engine's handoff.ts); with `notify`, workers are NOTIFYed at the caller's commit.
+ * :slots, the engine's handoff.ts), and with `deferring` the rows of endpoints that defer every job
+ * are written deferred (:deferred_ids, :deferred_after, :deferred_steps); with `notify`, workers are
+ * NOTIFYed at the caller's commit.
  */
-function statement(change: Change | null, handOff: boolean, notify: boolean): string {
+function statement(change: Change | null, handOff: boolean, notify: boolean, deferring = false): string {
   const lease = handOff ? ', :lease::timestamptz AS lease, :slots::int AS slots' : '';
   return `WITH input AS MATERIALIZED (
        SELECT * FROM jsonb_to_recordset(:input::jsonb) AS i (${EVENT_COLUMNS}${change?.columns ? `, ${change.columns}` : ''})
@@ -99,12 +101,26 @@ function statement(change: Change | null, handOff: boolean, notify: boolean): st
            FROM input i JOIN logged l ON l.id = i.event_id)`,
        notify,
        handOff,
+       deferring,
      )}
      SELECT ${change ? 'mutated.*, ' : ''}CASE WHEN row_number() OVER () = 1 THEN (SELECT row_to_json(fanout) FROM fanout) END AS fanout
        FROM ${change ? 'mutated' : '(SELECT 1) AS one'}`;
 }
 
 type WithFanOut<Row> = Row & { fanout: FanOutResult | null };
+
+/** The statement's parameters of a hand-off: its lease and room, and the deferrals for the rows of endpoints that defer every job. */
+function handOffValues(handOff: HandOff): Record<string, unknown> {
+  const { lease, slots, deferrals } = handOff;
+  if (deferrals.length === 0) return { lease, slots };
+  return {
+    lease,
+    slots,
+    deferred_ids: deferrals.map((d) => d.endpointId),
+    deferred_after: deferrals.map((d) => d.after),
+    deferred_steps: deferrals.map((d) => d.stepMs),
+  };
+}
 
 /** The names of the event's columns of `input`, which a change's own columns must not take. */
 const EVENT_NAMES = new Set(EVENT_COLUMNS.split(', ').map((column) => column.split(' ')[0]));
@@ -169,7 +185,8 @@ export class Outbox {
   private async writeNow<Row>(write: Write, counted?: (deliveries: number) => void): Promise<Row[]> {
     const rows = inputRows(write);
     const handOff = this.link.reserve(rows.length);
-    const { sql, params } = named(statement(write.change, handOff !== null, false), parameters(write, rows, handOff ? { lease: handOff.lease, slots: handOff.slots } : {}));
+    const deferring = handOff !== null && handOff.deferrals.length > 0;
+    const { sql, params } = named(statement(write.change, handOff !== null, false, deferring), parameters(write, rows, handOff ? handOffValues(handOff) : {}));
     let result: WithFanOut<Row>[];
     try {
       result = await this.db.query<WithFanOut<Row>>(sql, params);
