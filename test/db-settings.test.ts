@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/db.js';
 import { connectionSettings, openPostgres } from '../src/db/postgres.js';
-import { refreshStatistics } from '../src/db/statistics.js';
+import { keepStatistics, refreshStatistics } from '../src/db/statistics.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createContext } from '../src/server/runtime.js';
 import { DeliveryWorker } from '../src/engine/delivery/worker.js';
@@ -121,6 +121,40 @@ describe('plans cached while a table is new', () => {
       await worker.stop();
       await ctx.rateLimits.close();
     }
+  });
+});
+
+describe('the statistics refresh', () => {
+  let t: TestApp;
+  let single: Db;
+  beforeAll(async () => {
+    t = await startTestApp();
+    single = await openPostgres({ url: POSTGRES_URL, schema: t.testDb.schema, poolSize: 1 });
+  });
+  afterAll(async () => {
+    await single?.close();
+    await t?.close();
+  });
+
+  async function changedSinceAnalyze(): Promise<number> {
+    // The inserting backend reports its counts as its next statement ends.
+    await single.tx((q) => q.query('SELECT pg_stat_force_next_flush()'));
+    const [row] = await single.query<{ n: number }>("SELECT n_mod_since_analyze::int AS n FROM pg_stat_user_tables WHERE relid = 'products'::regclass");
+    return row.n;
+  }
+
+  it('checks at once, or one interval later when the caller has just refreshed (fresh, as `svc serve` does before its warm-up)', async () => {
+    await single.query(
+      `INSERT INTO products (id, workspace_id, name, active, metadata, created_at, updated_at)
+       SELECT 'prd_' || lpad(to_hex(g), 26, '0'), $1, 'Hat ' || g, true, '{}', now(), now() FROM generate_series(1, 1000) AS g`,
+      [t.demo.workspaces[0].id],
+    );
+    expect(await changedSinceAnalyze()).toBeGreaterThanOrEqual(1000);
+    const fail = (error: unknown) => expect.fail(String(error));
+    await keepStatistics(single, fail, { intervalMs: 60_000, fresh: true }).stop();
+    expect(await changedSinceAnalyze()).toBeGreaterThanOrEqual(1000);
+    await keepStatistics(single, fail, { intervalMs: 60_000 }).stop();
+    expect(await changedSinceAnalyze()).toBe(0);
   });
 });
 

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { writeFileSync } from 'node:fs';
 import { createDemo, type DemoSet } from './demo.js';
 import { buildApp } from '../server/app.js';
+import { refreshStatistics } from '../db/statistics.js';
 import { startBackground } from '../server/background.js';
 import { createSignInCode, signInUrl } from '../account/sign-in-store.js';
 import { terminalLines } from '../http/log-lines.js';
@@ -34,6 +35,12 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     logger: loggerOptions(config.logLevel, config.logFormat === 'lines' ? terminalLines() : undefined),
   });
   const demo = options.demo ? await ensureDemo(ctx) : null;
+  // The workers' and the warm-up's plans are made on the planner's statistics of the tables as a
+  // start finds them, rather than dropped by an ANALYZE of the refresh just after the port opens.
+  const statisticsFresh = await refreshStatistics(ctx.db).then(
+    () => true,
+    (err) => (app.log.warn({ err }, 'statistics refresh failed'), false),
+  );
   // The workers start before the port opens: their first claim, and the moves of backlogs left by
   // the last run, go on beside the warm-up rather than beside the first clients' requests.
   const workers = config.workers > 0 ? await startWorkers(ctx, config.workers, deliveryLog(app.log)) : null;
@@ -49,7 +56,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const forgetPublicUrl = recordPublicUrl(config);
   const ops = config.metricsPort !== null ? await startOpsServer(ctx, { redis: true }, { port: config.metricsPort, host: config.host }) : null;
   // A database outage is logged once when it begins and once when it ends (outages.ts), not by every job it stops.
-  const background = startBackground(ctx, exceptOutages((err, what) => app.log.error({ err }, `${what} failed`)));
+  const background = startBackground(ctx, exceptOutages((err, what) => app.log.error({ err }, `${what} failed`)), { statisticsFresh });
   // Recoveries left running by an earlier start (or a process that died) go on from their cursor; app.close() stops them.
   ctx.recoveries.start(exceptOutages((err) => app.log.error({ err }, 'webhook recovery batch failed; it is taken up again later')));
   // Notifications not yet pushed (another process's, or left by a stop) are looked for now and every minute; app.close() stops it.

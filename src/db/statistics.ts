@@ -46,15 +46,22 @@ export async function refreshStatistics(db: Db): Promise<string[]> {
   });
 }
 
-/** Runs refreshStatistics now and every STATISTICS_INTERVAL_MS, in `svc serve` and `svc worker`. */
-export function keepStatistics(db: Db, onError: (error: unknown) => void, intervalMs = STATISTICS_INTERVAL_MS): { stop(): Promise<void> } {
+/**
+ * Runs refreshStatistics every `intervalMs`, in `svc serve` and `svc worker`: first now, or, when the
+ * caller has just refreshed them (`fresh`), one interval later.
+ */
+export function keepStatistics(
+  db: Db,
+  onError: (error: unknown) => void,
+  { intervalMs = STATISTICS_INTERVAL_MS, fresh = false }: { intervalMs?: number; fresh?: boolean } = {},
+): { stop(): Promise<void> } {
   let running: Promise<unknown> | null = null;
   const tick = () => {
     running ??= refreshStatistics(db)
       .catch(onError)
       .finally(() => (running = null));
   };
-  tick();
+  if (!fresh) tick();
   const timer = setInterval(tick, intervalMs);
   timer.unref();
   return {
