@@ -55,11 +55,8 @@ export interface WrittenEvent {
  * target's ordering key. Of a write's pending rows, the first `ev.slots` without an ordering key
  * get the lease `ev.lease` as their next_attempt_at (a row in its subject's order may have to wait
  * for an older one, and is never handed over); `handed` returns them, with what they are sent with.
- * With `deferring`, the statement has deferrals (DEFERRALS, joined as `dfr`), whose rows are not
- * handed over.
- * A handed row is told apart by next_attempt_at after its creation (a row due now has
- * next_attempt_at = created_at) and an endpoint without a deferral; `deferred` counts the rows
- * written deferred, by endpoint.
+ * With `deferring`, the statement has deferrals (DEFERRALS, joined as `dfr`), whose endpoints'
+ * rows are written deferred (deferredAt) rather than handed over.
  */
 export function handedLease(orderingKey: string, deferring: boolean): string {
   const handable = `w.active AND ${orderingKey} IS NULL${deferring ? ' AND dfr.endpoint_id IS NULL' : ''}`;
@@ -77,6 +74,11 @@ export const deferredAt = (orderingKey: string) =>
 /** The deferrals of a hand-off, as a FROM item to join on the endpoint (:deferred_ids, :deferred_after, :deferred_steps). */
 export const DEFERRALS = 'unnest(:deferred_ids::text[], :deferred_after::timestamptz[], :deferred_steps::int[]) AS dfr (endpoint_id, after, step_ms)';
 
+/**
+ * The CTEs that return the rows handed over and, with `deferring`, count the rows written deferred
+ * by endpoint. A handed row is told apart by next_attempt_at after its creation (a row due now has
+ * next_attempt_at = created_at) and an endpoint without a deferral.
+ */
 export function handed(deferring: boolean): string {
   return `handed AS (
        SELECT f.id, f.workspace_id, f.endpoint_id, f.event_id, f.event_type, w.url, w.url_enc, w.exchange, w.routing_key, w.subject, w.propagate_trace, w.consecutive_failures,
@@ -87,7 +89,6 @@ export function handed(deferring: boolean): string {
      )${deferring ? DEFERRED : ''}`;
 }
 
-/** The rows written deferred, counted by endpoint. */
 const DEFERRED = `, deferred AS (
        SELECT endpoint_id, count(*)::int AS n FROM fanned
         WHERE status = 'pending' AND next_attempt_at > created_at AND endpoint_id = ANY(:deferred_ids::text[])

@@ -10,7 +10,7 @@ import { releaseLeases } from './claim.js';
 import { Claims } from './claims.js';
 import { Dispatcher } from './dispatch.js';
 import { Faults } from './faults.js';
-import type { LocalWorker, Deferral, WorkerLink } from './handoff.js';
+import type { Deferral, LocalWorker, WorkerLink } from './handoff.js';
 import type { Job } from './job.js';
 import { attempt, deliver, leaseTooShort, record, type Stages } from './pipeline.js';
 import { Lanes, MAX_SHARE, PROBATION_PART } from './lanes.js';
