@@ -2,12 +2,12 @@ import { trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracing } from '../src/lib/trace.js';
 import { startTracing, stopTracing } from '../src/ops/tracing/start.js';
-import { warmUpAttempts } from '../src/server/warm-up.js';
+import { warmUp, warmUpAttempts } from '../src/server/warm-up.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { eventually } from './helpers/delivery.js';
 import { startOtlpReceiver, type OtlpReceiver } from './helpers/otlp.js';
 
-/** The warm-up's delivery attempts (server/warm-up.ts) with tracing on, exporting to a real OTLP/HTTP receiver. */
+/** The warm-up (server/warm-up.ts) with tracing on, exporting to a real OTLP/HTTP receiver. */
 describe('the warm-up with tracing on', () => {
   let otlp: OtlpReceiver;
   let t: TestApp;
@@ -36,5 +36,19 @@ describe('the warm-up with tracing on', () => {
       return otlp.spans.some((s) => s.name === 'test.after');
     });
     expect(otlp.spans.filter((s) => s.name === 'webhook.attempt')).toEqual([]);
+  });
+
+  it('makes no span of its requests, writes or statements, while a client\'s request beside it has its own', async () => {
+    const marker = `test.after.${Date.now()}`;
+    const [, client] = await Promise.all([warmUp(t.app, t.ctx, 2), t.call(t.demo.workspaces[0].apiKey, 'GET', '/v1/products')]);
+    expect(client.statusCode).toBe(200);
+    trace.getTracer('test').startSpan(marker).end();
+    await eventually(async () => {
+      await tracing()!.flush();
+      return otlp.spans.some((s) => s.name === marker);
+    });
+    // The client's request only: one GET span, none of the warm-up's POSTs, PATCHes or writes.
+    expect(otlp.spans.filter((s) => s.name === 'GET /v1/products')).toHaveLength(1);
+    expect(otlp.spans.filter((s) => /^(POST|PATCH) |^outbox\.write$|^webhook\.attempt$/.test(s.name))).toEqual([]);
   });
 });

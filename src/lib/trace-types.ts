@@ -39,6 +39,8 @@ export interface Tracing {
   write<T>(eventTypes: string[], run: () => Promise<T>, deliveries: (result: T) => number): Promise<T>;
   /** Runs an attempt in a span of its own, linked to the request behind its event; `run` gets the traceparent to send, if any. */
   attempt<T extends AttemptResult>(subject: AttemptSubject, run: (traceparent: string | null) => Promise<T>): Promise<T>;
+  /** Runs `run` with no span made inside it: the warm-up's requests, writes and attempts (server/warm-up.ts). */
+  untraced<T>(run: () => Promise<T>): Promise<T>;
   /** Exports the spans ended so far. */
   flush(): Promise<void>;
   shutdown(): Promise<void>;

@@ -20,6 +20,11 @@ export function setTracing(value: Tracing | null): void {
   active = value;
 }
 
+/** Runs `run` with no span made inside it (the warm-up's work: it serves and delivers nothing). */
+export function untraced<T>(run: () => Promise<T>): Promise<T> {
+  return active === null ? run() : active.untraced(run);
+}
+
 /** The traceparent to keep with events written now (null when off or outside a span). */
 export function currentTrace(): string | null {
   return active === null ? null : active.current();

@@ -8,6 +8,7 @@ import { untracedAttempt } from '../engine/delivery/attempt.js';
 import { jobOf } from '../engine/delivery/job.js';
 import { newSigningSecret } from '../engine/delivery/secrets.js';
 import { HttpSender } from '../engine/destinations/sender.js';
+import { untraced } from '../lib/trace.js';
 import { createEndpoint } from '../webhooks/endpoints/store.js';
 import type { AppContext } from './context.js';
 
@@ -27,8 +28,8 @@ const ATTEMPTS_AT_ONCE = 8;
  * a transaction of its own (a scope, db/scope.ts), CONNECTIONS of them side by side, and every one
  * is rolled back: no row is left, and no delivery is handed over or announced. The lists are then
  * read once more outside the transactions, through the read connections, and come back empty;
- * after that the credentials are dropped from the cache. The requests are neither logged nor
- * counted in the metrics. Beside them, delivery attempts go to a receiver of the warm-up's own
+ * after that the credentials are dropped from the cache. The requests are neither logged, counted
+ * in the metrics nor traced. Beside them, delivery attempts go to a receiver of the warm-up's own
  * (warmUpAttempts()). Resolves to how long it took, in ms.
  */
 export async function warmUp(app: FastifyInstance, ctx: AppContext, rounds: number): Promise<number> {
@@ -39,15 +40,17 @@ export async function warmUp(app: FastifyInstance, ctx: AppContext, rounds: numb
   ctx.metrics.pauseHttp(true);
   const credentials: string[] = [];
   try {
-    const per = Math.ceil(rounds / CONNECTIONS);
-    const [keys] = await Promise.all([
-      Promise.all(Array.from({ length: CONNECTIONS }, () => rolledBack(app, ctx, per, (id) => credentials.push(id)))),
-      warmUpAttempts(ctx, rounds * ATTEMPTS_PER_ROUND),
-    ]);
-    for (const key of keys) {
-      await send(app, key, 'GET', '/v1/products?limit=10');
-      await send(app, key, 'GET', '/v1/events?limit=10');
-    }
+    await untraced(async () => {
+      const per = Math.ceil(rounds / CONNECTIONS);
+      const [keys] = await Promise.all([
+        Promise.all(Array.from({ length: CONNECTIONS }, () => rolledBack(app, ctx, per, (id) => credentials.push(id)))),
+        warmUpAttempts(ctx, rounds * ATTEMPTS_PER_ROUND),
+      ]);
+      for (const key of keys) {
+        await send(app, key, 'GET', '/v1/products?limit=10');
+        await send(app, key, 'GET', '/v1/events?limit=10');
+      }
+    });
   } finally {
     for (const id of credentials) ctx.credentials.forget(id);
     ctx.metrics.pauseHttp(false);

@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, defaultTextMapGetter, trace, type Span, type Tracer } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { W3CTraceContextPropagator, isTracingSuppressed } from '@opentelemetry/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { failSpan } from './fail.js';
 
@@ -41,6 +41,8 @@ export function registerRequestSpans(app: FastifyInstance, tracer: Tracer): void
   };
 
   app.addHook('onRequest', (request, _reply, done) => {
+    // A request made inside untraced() (the warm-up's, through inject) has no span.
+    if (isTracingSuppressed(context.active())) return done();
     const route = request.routeOptions.url;
     const parent = propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
     const span = tracer.startSpan(

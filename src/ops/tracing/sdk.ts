@@ -1,5 +1,5 @@
 import { SpanKind, context, trace, type Link, type SpanContext, type Tracer } from '@opentelemetry/api';
-import { parseTraceParent } from '@opentelemetry/core';
+import { parseTraceParent, suppressTracing } from '@opentelemetry/core';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ConsoleSpanExporter, NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { ConfigError } from '../../lib/config.js';
@@ -126,6 +126,10 @@ class SdkTracing implements Tracing {
         span.end();
       }
     });
+  }
+
+  untraced<T>(run: () => Promise<T>): Promise<T> {
+    return context.with(suppressTracing(context.active()), run);
   }
 
   flush(): Promise<void> {
