@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOrganization, createWorkspace } from '../account/admin.js';
 import { createApiKey } from '../api-keys/store.js';
-import { untracedAttempt } from '../engine/delivery/attempt.js';
+import { runAttempt } from '../engine/delivery/attempt.js';
 import { jobOf } from '../engine/delivery/job.js';
 import { newSigningSecret } from '../engine/delivery/secrets.js';
 import { HttpSender } from '../engine/destinations/sender.js';
@@ -136,18 +136,18 @@ export async function warmUpAttempts(ctx: AppContext, count: number): Promise<nu
     previous_secret_enc: null,
     previous_secret_expires_at: null,
   };
+  const attemptOne = async (id: string) => {
+    const body = JSON.stringify({ id: `evt_warm_up_${id}`, type: row.event_type, created: ctx.clock.now().toISOString(), data: { object: { id: `prd_warm_up_${id}`, name: 'Warm-up' } } });
+    const taken = { attempt: 0, mark: ctx.clock.now(), hold: null, endpointActive: true, body, trace: null };
+    const outcome = await runAttempt(deps, jobOf({ ...row, id: `whd_warm_up_${id}`, event_id: `evt_warm_up_${id}` }, taken));
+    if (outcome.kind !== 'attempted' || outcome.status !== 'success') throw new Error(`warm-up: an attempt to its own receiver ended ${outcome.status}`);
+  };
   try {
-    for (let sent = 0; sent < count; sent += ATTEMPTS_AT_ONCE) {
-      await Promise.all(
-        Array.from({ length: Math.min(ATTEMPTS_AT_ONCE, count - sent) }, async (_, i) => {
-          const id = `${sent + i}`;
-          const body = JSON.stringify({ id: `evt_warm_up_${id}`, type: row.event_type, created: ctx.clock.now().toISOString(), data: { object: { id: `prd_warm_up_${id}`, name: 'Warm-up' } } });
-          const taken = { attempt: 0, mark: ctx.clock.now(), hold: null, endpointActive: true, body, trace: null };
-          const outcome = await untracedAttempt(deps, jobOf({ ...row, id: `whd_warm_up_${id}`, event_id: `evt_warm_up_${id}` }, taken));
-          if (outcome.kind !== 'attempted' || outcome.status !== 'success') throw new Error(`warm-up: an attempt to its own receiver ended ${outcome.status}`);
-        }),
-      );
-    }
+    await untraced(async () => {
+      for (let sent = 0; sent < count; sent += ATTEMPTS_AT_ONCE) {
+        await Promise.all(Array.from({ length: Math.min(ATTEMPTS_AT_ONCE, count - sent) }, (_, i) => attemptOne(`${sent + i}`)));
+      }
+    });
     return received;
   } finally {
     await sender.close();

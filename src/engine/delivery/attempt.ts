@@ -103,11 +103,6 @@ export function runAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> {
   return traced.attempt(job, (traceparent) => attempt(deps, job, traceparent));
 }
 
-/** An attempt without a span: the warm-up's (server/warm-up.ts), which delivers nothing. */
-export function untracedAttempt(deps: AttemptDeps, job: Job): Promise<Outcome> {
-  return attempt(deps, job, null);
-}
-
 async function attempt(deps: AttemptDeps, job: Job, traceparent: string | null): Promise<Outcome> {
   const attemptedAt = deps.clock.now();
   if (!job.endpointActive) return disabled(job, attemptedAt);
