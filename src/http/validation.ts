@@ -19,12 +19,23 @@ function makeAjv(coerceTypes: boolean) {
 const bodyAjv = makeAjv(false);
 const textAjv = makeAjv(true);
 
-export function compileValidator({ schema, httpPart }: { schema: object; httpPart?: string }) {
-  if (httpPart === 'body') return bodyAjv.compile(schema);
-  return decimalIntegers(schema, textAjv.compile(schema) as Validate);
-}
-
 type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null };
+
+/**
+ * A route part's validator, compiled on its first request rather than when Fastify sets the
+ * routes up: compiling every route's schemas took most of a second of each start, for routes many
+ * services never call. The warm-up's requests compile the busiest before the port opens.
+ */
+export function compileValidator({ schema, httpPart }: { schema: object; httpPart?: string }): Validate {
+  let validate: Validate | undefined;
+  const checked: Validate = (data) => {
+    validate ??= httpPart === 'body' ? (bodyAjv.compile(schema) as Validate) : decimalIntegers(schema, textAjv.compile(schema) as Validate);
+    const valid = validate(data);
+    checked.errors = validate.errors;
+    return valid;
+  };
+  return checked;
+}
 
 /**
  * Coercion turns any string JavaScript reads as a number into one, so `limit=0x10` or `1e1` would

@@ -10,6 +10,7 @@ import { registerIdempotency } from '../http/idempotency/plugin.js';
 import { settle } from '../http/settle.js';
 import { refuseUndeclaredInput } from '../http/undeclared.js';
 import { checkRequestUrl } from '../http/url.js';
+import { lazySerializers } from '../http/serialization.js';
 import { compileValidator } from '../http/validation.js';
 import { newId } from '../lib/ids.js';
 import { registerOpenApi } from './openapi/plugin.js';
@@ -35,6 +36,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions = {}): Promi
     genReqId: () => newId('req'),
     requestIdHeader: false,
     ajv: undefined,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // Requests arriving while the server closes get the error envelope (below), not Fastify's own 503.
     return503OnClosing: false,
