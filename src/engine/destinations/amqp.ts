@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { connect, type ChannelModel, type ConfirmChannel, type Message } from 'amqplib';
+import type { ChannelModel, ConfirmChannel, Message } from 'amqplib';
 import { DeadlineError, withDeadline } from '../../lib/deadline.js';
 import { guardedLookup } from './ssrf.js';
 import type { SendRequest, SendResult, Sender } from './sender.js';
@@ -135,6 +135,8 @@ export class AmqpSender implements Sender {
 
   private async open(url: string, lost: () => void): Promise<Broker> {
     const socket = { timeout: this.options.timeoutMs, noDelay: true, ...(this.options.allowPrivateTargets ? {} : { lookup: guardedLookup }) };
+    // Loaded by the first connection: a service without RabbitMQ destinations never pays for it at start.
+    const { connect } = await import('amqplib');
     const model = await connect(url, { ...socket, clientProperties: { connection_name: 'svc-webhooks' } });
     const broker: Broker = { model, channels: new Map() };
     model.on('error', () => undefined);

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { connect, headers as natsHeaders, type ConnectionOptions, type JetStreamClient, type NatsConnection } from 'nats';
+import type { ConnectionOptions, JetStreamClient, MsgHdrs, NatsConnection } from 'nats';
 import type { SendRequest, SendResult, Sender } from './sender.js';
 import { Connections } from './connections.js';
 import { brokerError, brokerHeaders, refusedHost, type BrokerOptions } from './message.js';
@@ -12,6 +12,7 @@ const DEFAULT_PORT = 4222;
 interface Server {
   connection: NatsConnection;
   jetstream: JetStreamClient;
+  headers: () => MsgHdrs;
 }
 
 /**
@@ -34,7 +35,7 @@ export class NatsSender implements Sender {
     const subject = req.route?.subject ?? subjectOf(req.eventType ?? 'unknown');
     try {
       const server = await this.servers.get(req.url);
-      const headers = natsHeaders();
+      const headers = server.headers();
       for (const [name, value] of Object.entries(brokerHeaders(req))) headers.set(name, value);
       const ack = await server.jetstream.publish(subject, Buffer.from(req.body), { msgID: req.headers['webhook-id'], headers, timeout: this.options.timeoutMs });
       const body = JSON.stringify({ stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate });
@@ -72,8 +73,10 @@ export class NatsSender implements Sender {
       ...(pass ? { user, pass } : user ? { token: user } : {}),
       ...(parsed.protocol === 'tls:' ? { tls: {} } : {}),
     };
-    const connection = await connect(options);
+    // Loaded by the first connection: a service without NATS destinations never pays for it at start.
+    const nats = await import('nats');
+    const connection = await nats.connect(options);
     void connection.closed().then(lost);
-    return { connection, jetstream: connection.jetstream() };
+    return { connection, jetstream: connection.jetstream(), headers: nats.headers };
   }
 }
