@@ -2,8 +2,8 @@ import buildSerializers, { type SerializerCompiler, type SerializerFactory } fro
 
 /**
  * Fastify's response serializers (fast-json-stringify), each built on the first answer it writes
- * rather than when Fastify sets the routes up, as the validators are (validation.ts): building one
- * for every status code of every route took about half a second of each start.
+ * rather than when Fastify sets the routes up, as the validators are (validation.ts): a start does
+ * not wait for one per status code of every route.
  */
 export const lazySerializers: SerializerFactory = (externalSchemas, options) => {
   const compile: SerializerCompiler = buildSerializers()(externalSchemas, options);

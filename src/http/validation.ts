@@ -23,8 +23,8 @@ type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidatio
 
 /**
  * A route part's validator, compiled on its first request rather than when Fastify sets the
- * routes up: compiling every route's schemas took most of a second of each start, for routes many
- * services never call. The warm-up's requests compile the busiest before the port opens.
+ * routes up, so that a start does not wait for the schemas of routes many services never call.
+ * The warm-up's requests compile the busiest before the port opens.
  */
 export function compileValidator({ schema, httpPart }: { schema: object; httpPart?: string }): Validate {
   let validate: Validate | undefined;

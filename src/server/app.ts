@@ -7,10 +7,10 @@ import { clientErrorHandler, frameworkErrors, registerErrorHandler } from '../ht
 import { ApiError, ErrorBody } from '../http/errors.js';
 import { registerJsonParser } from '../http/json-body.js';
 import { registerIdempotency } from '../http/idempotency/plugin.js';
+import { lazySerializers } from '../http/serialization.js';
 import { settle } from '../http/settle.js';
 import { refuseUndeclaredInput } from '../http/undeclared.js';
 import { checkRequestUrl } from '../http/url.js';
-import { lazySerializers } from '../http/serialization.js';
 import { compileValidator } from '../http/validation.js';
 import { newId } from '../lib/ids.js';
 import { registerOpenApi } from './openapi/plugin.js';
