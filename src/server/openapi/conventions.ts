@@ -99,7 +99,7 @@ export function addPostHeaders(route: RouteOptions, postHeaders: readonly PostHe
 /**
  * The route's schema as the document shows it: its error responses and a description added. Only the document needs
  * them: error bodies come from the one error handler, and leaving them out of the route schemas
- * spares Fastify compiling a serializer per route and status at every start.
+ * spares Fastify a serializer per route and status.
  */
 export function documentedSchema(route: RouteFacts & { schema?: unknown }, postHeaders: readonly PostHeader[] = POST_HEADERS): Record<string, unknown> | undefined {
   const schema = route.schema as (Record<string, unknown> & { response?: Record<string, unknown>; description?: string }) | undefined;
