@@ -73,7 +73,7 @@ describe('the outcome write under statistics that miss a backlog', () => {
 
   it.each([
     ['rows under a hold', (q: Queryable) => writeHeldOutcomes(q, outcomes)],
-    ['rows under a lease', (q: Queryable) => recordOutcomes({ db: q as Db, clock: t.clock }, outcomes)],
+    ['rows under a lease', (q: Queryable) => recordOutcomes({ db: q as Db, clock: t.clock, outbox: t.ctx.outbox }, outcomes)],
   ])('%s: each row is found by its primary key', async (_, write) => {
     const reads = readsOf(await genericPlan(write), 'webhook_deliveries');
     expect(reads.length).toBeGreaterThan(0);
@@ -81,7 +81,7 @@ describe('the outcome write under statistics that miss a backlog', () => {
   });
 
   it('writes the batch, and only the batch', async () => {
-    await recordOutcomes({ db: t.ctx.db, clock: t.clock }, outcomes);
+    await recordOutcomes({ db: t.ctx.db, clock: t.clock, outbox: t.ctx.outbox }, outcomes);
     const [counts] = await t.ctx.db.query<{ success: number; pending: number }>(
       `SELECT count(*) FILTER (WHERE status = 'success')::int AS success, count(*) FILTER (WHERE status = 'pending')::int AS pending FROM webhook_deliveries`,
     );

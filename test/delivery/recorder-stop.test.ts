@@ -37,7 +37,7 @@ describe('the outcome recorder at a stop', () => {
     const failures: unknown[] = [];
     let gaveUp = 0;
     const recorder = new OutcomeRecorder(
-      { db, clock: t.clock },
+      { db, clock: t.clock, outbox: t.ctx.outbox },
       { writers: 1, retryForMs: 60_000, onError: (error) => void failures.push(error), written: () => {}, gaveUp: () => void gaveUp++ },
     );
 

@@ -1,7 +1,7 @@
 import { WORKSPACE_ROLE_PERMISSIONS, resolveWorkspaceRole, type OrgRole, type WorkspaceRole } from '../../lib/permissions.js';
 import type { Queryable } from '../../db/db.js';
 import { newId } from '../../lib/ids.js';
-import { writeIn } from '../outbox/outbox.js';
+import type { EventInput } from '../log/store.js';
 
 /** Consecutive failed deliveries after which an endpoint is disabled (docs/delivery.md#states). */
 export const AUTO_DISABLE_AFTER = 5;
@@ -15,6 +15,15 @@ export const GONE = 410;
 export type AutoDisableReason = 'auto' | 'gone';
 
 /**
+ * Writes events and their deliveries inside the caller's transaction: the outbox
+ * (engine/outbox/outbox.ts), which the engine is given rather than imports, since the outbox hands
+ * its deliveries to the engine.
+ */
+export interface EventWriter {
+  writeIn(q: Queryable, write: { change: null; events: { event: EventInput }[] }): Promise<unknown>;
+}
+
+/**
  * Auto-disables an endpoint inside the caller's transaction (docs/delivery.md#states): the endpoint turns inactive
  * with `reason` (`auto` after AUTO_DISABLE_AFTER failed deliveries, `gone` after a 410), its pending deliveries become `disabled`, the event is emitted (fanned out to
  * every subscribed endpoint; this one, now inactive, gets a `disabled` row), and every user who can
@@ -22,6 +31,7 @@ export type AutoDisableReason = 'auto' | 'gone';
  */
 export async function autoDisable(
   q: Queryable,
+  outbox: EventWriter,
   endpoint: { id: string; workspaceId: string; url: string },
   now: Date,
   reason: AutoDisableReason = 'auto',
@@ -34,7 +44,7 @@ export async function autoDisable(
   if (!disabled) return false;
   await disablePendingDeliveries(q, endpoint.id);
   const subject = { type: 'webhook_endpoint', id: endpoint.id, url: `/v1/webhooks/endpoints/${endpoint.id}` };
-  await writeIn(q, { change: null, events: [{ event: { workspaceId: endpoint.workspaceId, type: AUTO_DISABLED_EVENT, subject, at: now } }] });
+  await outbox.writeIn(q, { change: null, events: [{ event: { workspaceId: endpoint.workspaceId, type: AUTO_DISABLED_EVENT, subject, at: now } }] });
 
   const users = await developerReaders(q, endpoint.workspaceId);
   if (users.length > 0) {

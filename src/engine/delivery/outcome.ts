@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { toIso } from '../../lib/iso.js';
 import type { Attempted, Outcome } from './job.js';
-import { AUTO_DISABLE_AFTER, GONE, autoDisable } from './auto-disable.js';
+import { AUTO_DISABLE_AFTER, GONE, autoDisable, type AutoDisableReason, type EventWriter } from './auto-disable.js';
 import { MARK_OF_ROW } from './claim.js';
 
 /**
@@ -24,7 +24,10 @@ import { MARK_OF_ROW } from './claim.js';
  * change an endpoint's count locks those endpoints first, in id order, as the API does before it
  * touches an endpoint's deliveries, so the two never wait on each other in a cycle.
  */
-export async function recordOutcomes(deps: { db: Db; clock: Clock; metrics?: Pick<Metrics, 'autoDisabled'>; push?: { kick(): void } }, outcomes: Outcome[]): Promise<void> {
+export async function recordOutcomes(
+  deps: { db: Db; clock: Clock; outbox: EventWriter; metrics?: Pick<Metrics, 'autoDisabled'>; push?: { kick(): void } },
+  outcomes: Outcome[],
+): Promise<void> {
   if (outcomes.length === 0) return;
   const counted = outcomes.filter(changesCount);
   if (counted.length === 0) {
@@ -38,7 +41,12 @@ export async function recordOutcomes(deps: { db: Db; clock: Clock; metrics?: Pic
       await q.query('SELECT id FROM webhook_endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [endpointIds]);
       const written = await writeDeliveries(q, outcomes, false);
       const autoDisabled: string[] = [];
-      await countFailures(q, deps.clock.now(), outcomes, written, autoDisabled);
+      const now = deps.clock.now();
+      const disable = async (endpoint: EndpointRow, reason: AutoDisableReason) => {
+        const disabled = await autoDisable(q, deps.outbox, { id: endpoint.id, workspaceId: endpoint.workspace_id, url: endpoint.url }, now, reason);
+        if (disabled) autoDisabled.push(endpoint.id);
+      };
+      await countFailures(q, outcomes, written, disable);
       return autoDisabled;
     }),
   );
@@ -219,12 +227,22 @@ async function writeDeliveries(
   );
 }
 
+/** An endpoint as an auto-disable needs it. */
+interface EndpointRow {
+  id: string;
+  workspace_id: string;
+  url: string;
+}
+
+/** Disables an endpoint inside the batch's transaction (auto-disable.ts). */
+type Disable = (endpoint: EndpointRow, reason: AutoDisableReason) => Promise<void>;
+
 /**
  * A success resets the endpoint's count of consecutive failed deliveries; a delivery that ends
  * `failed` adds one. Taken in the batch's order, an endpoint's new count is (0 if any success, else
  * the stored count) plus the failures after its last success.
  */
-async function countFailures(q: Queryable, now: Date, outcomes: Outcome[], writes: Written[], autoDisabled: string[]): Promise<void> {
+async function countFailures(q: Queryable, outcomes: Outcome[], writes: Written[], disable: Disable): Promise<void> {
   // A row reaches `success` or `failed` only from `pending`; `disabled` never counts.
   const written = new Map(writes.map((r) => [r.id, r.status]));
   const changes = new Map<string, { reset: boolean; failures: number }>();
@@ -235,10 +253,10 @@ async function countFailures(q: Queryable, now: Date, outcomes: Outcome[], write
     if (status === 'success') changes.set(o.endpointId, { reset: true, failures: 0 });
     else changes.set(o.endpointId, { ...change, failures: change.failures + 1 });
   }
-  await disableGone(q, now, outcomes, writes, autoDisabled);
+  await disableGone(q, outcomes, writes, disable);
   if (changes.size === 0) return;
   const rows = [...changes].map(([id, c]) => ({ id, reset: c.reset, failures: c.failures }));
-  const endpoints = await q.query<{ id: string; workspace_id: string; url: string; consecutive_failures: number; active: boolean }>(
+  const endpoints = await q.query<EndpointRow & { consecutive_failures: number; active: boolean }>(
     `UPDATE webhook_endpoints e
         SET consecutive_failures = CASE WHEN c.reset THEN 0 ELSE e.consecutive_failures END + c.failures
        FROM jsonb_to_recordset($1::jsonb) AS c (id text, reset boolean, failures int)
@@ -247,24 +265,20 @@ async function countFailures(q: Queryable, now: Date, outcomes: Outcome[], write
     [JSON.stringify(rows)],
   );
   for (const endpoint of endpoints.sort((a, b) => a.id.localeCompare(b.id))) {
-    if (endpoint.active && endpoint.consecutive_failures >= AUTO_DISABLE_AFTER) {
-      if (await autoDisable(q, { id: endpoint.id, workspaceId: endpoint.workspace_id, url: endpoint.url }, now)) autoDisabled.push(endpoint.id);
-    }
+    if (endpoint.active && endpoint.consecutive_failures >= AUTO_DISABLE_AFTER) await disable(endpoint, 'auto');
   }
 }
 
 /** Endpoints whose receiver answered 410 Gone to an attempt written here: disabled at once. */
-async function disableGone(q: Queryable, now: Date, outcomes: Outcome[], writes: Written[], autoDisabled: string[]): Promise<void> {
+async function disableGone(q: Queryable, outcomes: Outcome[], writes: Written[], disable: Disable): Promise<void> {
   const written = new Set(writes.map((r) => r.id));
   const endpointIds = [...new Set(outcomes.filter((o) => gone(o) && written.has(o.id)).map((o) => o.endpointId))].sort();
   if (endpointIds.length === 0) return;
-  const endpoints = await q.query<{ id: string; workspace_id: string; url: string }>(
+  const endpoints = await q.query<EndpointRow>(
     'SELECT id, workspace_id, url FROM webhook_endpoints WHERE id = ANY($1::text[]) AND active AND deleted_at IS NULL ORDER BY id',
     [endpointIds],
   );
-  for (const endpoint of endpoints) {
-    if (await autoDisable(q, { id: endpoint.id, workspaceId: endpoint.workspace_id, url: endpoint.url }, now, 'gone')) autoDisabled.push(endpoint.id);
-  }
+  for (const endpoint of endpoints) await disable(endpoint, 'gone');
 }
 
 /** The attempt an outcome records, if one was made. */

@@ -4,6 +4,7 @@ import type { Db } from '../../db/db.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secretbox.js';
 import type { Metrics } from '../../ops/metrics.js';
+import type { EventWriter } from './auto-disable.js';
 import { BacklogMoves, moveRows } from './backlog.js';
 import { ADJUST_MS, Capacity, processLoad, type Load } from './capacity.js';
 import { releaseLeases } from './claim.js';
@@ -26,6 +27,8 @@ export interface WorkerDeps {
   clock: Clock;
   secrets: SecretBox;
   link: WorkerLink;
+  /** Writes the event of an endpoint the engine disables (the outbox). */
+  outbox: EventWriter;
   metrics: Pick<Metrics, 'attemptStarted' | 'attemptFinished' | 'autoDisabled' | 'capacity'>;
   push?: { kick(): void };
   config: Pick<Config, 'retryScheduleMs' | 'leaseMs' | 'deliveryTimeoutMs' | 'pollIntervalMs' | 'workerConcurrency' | 'allowPrivateTargets'>;

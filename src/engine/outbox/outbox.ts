@@ -174,6 +174,11 @@ export class Outbox {
     private readonly sequencer: Pick<Sequencer, 'wake'>,
   ) {}
 
+  /** A write inside the caller's transaction `q` (writeIn): the engine's, for an endpoint it disables. */
+  writeIn<Row>(q: Queryable, write: Write): Promise<Row[]> {
+    return writeIn(q, write);
+  }
+
   /** A change, its events and their deliveries, as one statement; returns the change's rows. */
   write<Row>(write: Write): Promise<Row[]> {
     const traced = tracing();
