@@ -17,6 +17,15 @@ const LAYERS = [
 
 const layerOf = new Map(LAYERS.flatMap((folders, index) => folders.map((folder) => [folder, index] as const)));
 
+/**
+ * The engine's parts, top first (docs/delivery.md): a write's outbox hands deliveries to the
+ * delivery engine, which sends through destinations; the engine is given the outbox to write an
+ * event of its own rather than import it.
+ */
+const ENGINE = [['outbox'], ['delivery'], ['destinations', 'log']];
+
+const engineLayerOf = new Map(ENGINE.flatMap((parts, index) => parts.map((part) => [part, index] as const)));
+
 const files = readdirSync('src', { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
 
 /** Each relative import of a file: the folder of src/ it lands in. */
@@ -44,6 +53,22 @@ describe('layers of src/', () => {
         if (!(layerOf.get(to)! > layerOf.get(folder)!)) wrong.push(`${file} -> ${target}`);
       }
     }
+    expect(wrong).toEqual([]);
+  });
+
+  it('has the engine\'s parts import one way: outbox, delivery, then destinations and the log', () => {
+    const wrong: string[] = [];
+    for (const file of files.filter((f) => f.startsWith('engine/') && f.split('/').length > 2)) {
+      const part = file.split('/')[1];
+      for (const { target } of imports(file)) {
+        const [folder, to] = target.split('/');
+        if (folder !== 'engine' || to === part || !engineLayerOf.has(to)) continue;
+        if (!(engineLayerOf.get(to)! > engineLayerOf.get(part)!)) wrong.push(`${file} -> ${target}`);
+      }
+    }
+    expect([...new Set(files.filter((f) => f.startsWith('engine/') && f.split('/').length > 2).map((f) => f.split('/')[1]))].sort()).toEqual(
+      ENGINE.flat().sort(),
+    );
     expect(wrong).toEqual([]);
   });
 });
