@@ -113,7 +113,7 @@ describe('push messages of notifications', () => {
     // The outsider was not notified, so its device hears nothing.
     expect(outsider.service.requests).toHaveLength(0);
     // Each notification is pushed once, however often the queue is woken.
-    t.ctx.push.kick();
+    t.ctx.push.wake();
     await eventually(() => t.ctx.push.idle());
     expect(owner.service.requests).toHaveLength(1);
   });
@@ -126,7 +126,7 @@ describe('push messages of notifications', () => {
        VALUES ($1, $2, $3, 'webhook.endpoint.auto_disabled', NULL, 'An endpoint was disabled.', $4)`,
       [id, userOf(t.demo, role).id, t.demo.workspaces[0].id, clock.now()],
     );
-    t.ctx.push.kick();
+    t.ctx.push.wake();
     return id;
   }
 

@@ -63,7 +63,7 @@ describe('push keys and subscriptions at rest', () => {
     try {
       expect(await restarted.push.keys.publicKey()).toBe(publicKey);
       const id = await notify(t, owner.id);
-      restarted.push.kick();
+      restarted.push.wake();
       await service.waitFor(1);
       verifyVapid(service.requests[0].headers.authorization, publicKey);
       expect(decryptPush(service.requests[0], keys)).toMatchObject({ id, message: 'An endpoint was disabled.' });
@@ -97,7 +97,7 @@ describe('push services in production: https to public hosts only', () => {
     }
     const failed = sample(await t.ctx.metrics.text(), 'svc_push_messages_total', { outcome: 'failed' })!;
     await notify(t, owner.id);
-    t.ctx.push.kick();
+    t.ctx.push.wake();
     await eventually(async () => sample(await t.ctx.metrics.text(), 'svc_push_messages_total', { outcome: 'failed' }) === failed + 3);
     expect(service.connections).toBe(0);
     // Refused before sending is not "gone": the devices stay for their owner to remove.

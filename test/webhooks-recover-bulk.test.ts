@@ -63,14 +63,14 @@ describe('bulk recovery of webhook deliveries', () => {
       expect(await claimRecovery(t.ctx.db, 'dead', clock.now(), 60_000)).toBe(created.id);
       for (let i = 0; i < 2; i++) expect(await runBatch(t.ctx.db, created.id, 'dead', clock.now(), 60_000, 100)).toMatchObject({ state: 'more', replayed: 100 });
       const a = new RecoveryRunner(t.ctx.db, clock, options);
-      a.kick();
+      a.wake();
       await a.stop();
       expect(await getRecovery(created.id)).toMatchObject({ status: 'running', replayed: 200 });
 
       // Once the lease has run out, a runner goes on from the cursor; stopped between two batches, it gives the recovery back.
       clock.advance(61_000);
       const b = new RecoveryRunner(t.ctx.db, clock, { ...options, pauseMs: 50 });
-      b.kick();
+      b.wake();
       await eventually(async () => (await getRecovery(created.id)).replayed >= 400);
       await b.stop();
       const halfway = await getRecovery(created.id);
@@ -81,7 +81,7 @@ describe('bulk recovery of webhook deliveries', () => {
 
       // Another runner takes it up at once (the lease was given back) and finishes it.
       const c = new RecoveryRunner(t.ctx.db, clock, options);
-      c.kick();
+      c.wake();
       expect(await finished(created.id)).toMatchObject({ status: 'completed', count: 1000, replayed: 1000, skipped: 0 });
       await c.stop();
       const replays = await replaysOf(target.id);
@@ -98,7 +98,7 @@ describe('bulk recovery of webhook deliveries', () => {
       const [first, second] = (await Promise.all([recover(target.id, { since }), recover(target.id, { since })])).map((res) => res.json() as Recovery);
       expect([first.count, second.count]).toEqual([600, 600]);
       const runners = [0, 1].map(() => new RecoveryRunner(t.ctx.db, clock, { batchSize: 50, pauseMs: 0 }));
-      for (const runner of runners) runner.kick();
+      for (const runner of runners) runner.wake();
       const done = [await finished(first.id), await finished(second.id)];
       for (const runner of runners) await runner.stop();
       expect(done[0].replayed + done[1].replayed).toBe(600);

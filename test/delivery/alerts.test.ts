@@ -38,7 +38,7 @@ describe('failure alerts', () => {
   /** One look by each of two processes, at once; returns how many alerts they decided together. */
   async function look(): Promise<number> {
     const config = t.ctx.config;
-    // Either may win a notice; each kicks its process's push queue (here both are the test's one).
+    // Either may win a notice; each wakes its process's push queue (here both are the test's one).
     const here: AlertDeps = { db: t.ctx.db, clock, config, push: t.ctx.push };
     const there: AlertDeps = { db: otherDb, clock, config, push: t.ctx.push };
     const [a, b] = await Promise.all([checkAlerts(here), checkAlerts(there)]);

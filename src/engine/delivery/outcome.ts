@@ -25,7 +25,7 @@ import { MARK_OF_ROW } from './claim.js';
  * touches an endpoint's deliveries, so the two never wait on each other in a cycle.
  */
 export async function recordOutcomes(
-  deps: { db: Db; clock: Clock; outbox: EventWriter; metrics?: Pick<Metrics, 'autoDisabled'>; push?: { kick(): void } },
+  deps: { db: Db; clock: Clock; outbox: EventWriter; metrics?: Pick<Metrics, 'autoDisabled'>; push?: { wake(): void } },
   outcomes: Outcome[],
 ): Promise<void> {
   if (outcomes.length === 0) return;
@@ -52,7 +52,7 @@ export async function recordOutcomes(
   );
   for (let i = 0; i < disabled.length; i++) deps.metrics?.autoDisabled();
   // Their notifications are committed: pushed to the users' devices in the background, never awaited here.
-  if (disabled.length > 0) deps.push?.kick();
+  if (disabled.length > 0) deps.push?.wake();
 }
 
 /**

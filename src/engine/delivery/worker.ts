@@ -30,7 +30,7 @@ export interface WorkerDeps {
   /** Writes the event of an endpoint the engine disables (the outbox). */
   outbox: EventWriter;
   metrics: Pick<Metrics, 'attemptStarted' | 'attemptFinished' | 'autoDisabled' | 'capacity'>;
-  push?: { kick(): void };
+  push?: { wake(): void };
   config: Pick<Config, 'retryScheduleMs' | 'leaseMs' | 'deliveryTimeoutMs' | 'pollIntervalMs' | 'workerConcurrency' | 'allowPrivateTargets'>;
 }
 

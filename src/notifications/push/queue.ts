@@ -17,7 +17,7 @@ export interface PushOptions {
   timeoutMs?: number;
   /** Pushes in flight at once. */
   concurrency?: number;
-  /** How often a started queue looks for notifications no kick reached (another process's, or from before a crash). */
+  /** How often a started queue looks for notifications no wake-up reached (another process's, or from before a crash). */
   pollMs?: number;
 }
 
@@ -46,11 +46,11 @@ interface Job {
 
 /**
  * Sends each notification to its user's devices as Web Push messages, in the background. A
- * notification's row starts with `push_claimed_at` NULL; kick() (called after notifications commit)
+ * notification's row starts with `push_claimed_at` NULL; wake() (called after notifications commit)
  * claims such rows with SKIP LOCKED, so each is pushed by one process only, and sends one message
- * per device. start() adds a look every `pollMs`, for rows no kick of this process reached.
+ * per device. start() adds a look every `pollMs`, for rows no wake-up of this process reached.
  *
- * Nothing waits on it: kick() returns at once, sends run at most `concurrency` at a time, each within
+ * Nothing waits on it: wake() returns at once, sends run at most `concurrency` at a time, each within
  * its time-out. A 2xx marks the device used; 404 or 410 removes it (the subscription is gone); any
  * other answer or a failure is tried again after each of `retryDelaysMs`, then given up. Retries
  * live in this process: a stop drops them, and the notification itself stays in GET /v1/notifications.
@@ -82,8 +82,8 @@ export class PushQueue {
     this.transport = new PushTransport({ timeoutMs: options.timeoutMs ?? 10_000, allowPrivateTargets: deps.config.allowPrivateTargets });
   }
 
-  /** Notifications were committed: claim and send their pushes. Returns at once; a kick during a claim makes another after it. */
-  kick(): void {
+  /** Notifications were committed: claim and send their pushes. Returns at once; a wake-up during a claim makes another after it. */
+  wake(): void {
     if (this.stopped) return;
     if (this.claiming) {
       this.again = true;
@@ -95,7 +95,7 @@ export class PushQueue {
         this.claiming = null;
         if (this.again) {
           this.again = false;
-          this.kick();
+          this.wake();
         }
       });
   }
@@ -107,7 +107,7 @@ export class PushQueue {
   start(onError: (error: unknown, during: string) => void): void {
     this.onError = onError;
     const look = () => {
-      this.kick();
+      this.wake();
       this.poll = setTimeout(look, this.pollMs);
       this.poll.unref();
     };

@@ -12,7 +12,7 @@ export interface AlertDeps {
   clock: Clock;
   config: AlertSettings & Pick<Config, 'alertCheckMs'>;
   /** Pushes the notifications just written to their people's devices (the push queue). */
-  push?: { kick(): void };
+  push?: { wake(): void };
 }
 
 /** An endpoint worth a look, with its newest attempt. */
@@ -109,7 +109,7 @@ export async function checkAlerts(deps: AlertDeps): Promise<number> {
   await open(deps, now, opening, decide);
   if (await deps.db.tx((q) => digest(q, now, settings))) notified = true;
   // The notifications are committed: pushed in the background, never awaited here.
-  if (notified) deps.push?.kick();
+  if (notified) deps.push?.wake();
   return decided;
 }
 

@@ -56,7 +56,7 @@ function windowOf(body: RecoverBodyInput, endpointId: string, now: Date, retenti
 }
 
 /** What the recovery routes use of the service. */
-export type RecoveryDeps = ListContext & { db: Db; clock: Clock; config: ListContext['config'] & { retentionMs: number }; recoveries: Pick<RecoveryRunner, 'fitsInline' | 'runInline' | 'kick'> };
+export type RecoveryDeps = ListContext & { db: Db; clock: Clock; config: ListContext['config'] & { retentionMs: number }; recoveries: Pick<RecoveryRunner, 'fitsInline' | 'runInline' | 'wake'> };
 
 export function webhookRecoveryRoutes(app: FastifyInstance, deps: RecoveryDeps, mount: Mount): void {
   const { db, clock, recoveries } = deps;
@@ -96,7 +96,7 @@ export function webhookRecoveryRoutes(app: FastifyInstance, deps: RecoveryDeps, 
         created = (await findRecovery(db, owner, created.id))!;
       } else if (created.status === 'running') {
         // The runner starts once the row is committed (at the end of the request's transaction, with an Idempotency-Key).
-        db.afterCommit(() => recoveries.kick());
+        db.afterCommit(() => recoveries.wake());
       }
       return reply.status(202).send(toRecoveryView(created));
     },

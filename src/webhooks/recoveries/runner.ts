@@ -22,7 +22,7 @@ export interface RecoveryRunnerOptions {
 
 /**
  * Works through bulk recoveries in the background (store.ts runBatch, one transaction a batch).
- * Every process has one, built with its context: a recovery created here is started by kick() at
+ * Every process has one, built with its context: a recovery created here is started by wake() at
  * once, and start() (svc serve, svc worker) also looks every RECOVERY_POLL_MS for recoveries whose
  * runner stopped or died, which a lease keeps from being run by two runners at once. stop() ends
  * the work between two batches and gives the recovery back for another runner to resume.
@@ -52,8 +52,8 @@ export class RecoveryRunner {
     this.pollMs = options.pollMs ?? RECOVERY_POLL_MS;
   }
 
-  /** Works through every recovery that is free to run, now; a kick during a pass makes another pass after it. */
-  kick(): void {
+  /** Works through every recovery that is free to run, now; a wake-up during a pass makes another pass after it. */
+  wake(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
@@ -65,7 +65,7 @@ export class RecoveryRunner {
         this.running = null;
         if (this.again) {
           this.again = false;
-          this.kick();
+          this.wake();
         }
       });
   }
@@ -81,7 +81,7 @@ export class RecoveryRunner {
     const outcome = await runBatch(this.db, id, this.owner, this.clock.now(), this.leaseMs, this.batchSize);
     if (outcome.state !== 'more') return;
     await releaseRecovery(this.db, id, this.owner);
-    this.db.afterCommit(() => this.kick());
+    this.db.afterCommit(() => this.wake());
   }
 
   /** Whether a recovery of `count` deliveries is small enough for runInline. */
@@ -93,9 +93,9 @@ export class RecoveryRunner {
   start(onError: (error: unknown) => void): void {
     if (this.stopped || this.timer) return;
     this.onError = onError;
-    this.timer = setInterval(() => this.kick(), this.pollMs);
+    this.timer = setInterval(() => this.wake(), this.pollMs);
     this.timer.unref();
-    this.kick();
+    this.wake();
   }
 
   /** Ends the work between two batches and waits for it; a recovery in progress is left to be resumed. */
