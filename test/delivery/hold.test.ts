@@ -126,6 +126,34 @@ describe('holds: claims under row locks', () => {
     await tx.rollback();
   });
 
+  it('gives every claimed job its own endpoint, however the rows of several endpoints interleave', async () => {
+    const { t, receiver, endpointId } = await setup({}, () => ({ status: 200 }));
+    const other = await addEndpoint(t, `${receiver.url}/other`);
+    await t.ctx.db.query('UPDATE webhook_endpoints SET consecutive_failures = 3 WHERE id = $1', [other.id]);
+    for (let i = 0; i < 3; i++) await createProduct(t, `Hat ${i}`);
+    // The two endpoints' rows alternate in the due order: this one's, the other's, this one's...
+    const first = new Date(t.clock.now().getTime() - 1_000);
+    await t.ctx.db.query(
+      `UPDATE webhook_deliveries d SET next_attempt_at = $1::timestamptz + make_interval(secs => r.place / 1000.0)
+         FROM (SELECT id, 2 * (row_number() OVER (PARTITION BY endpoint_id ORDER BY id) - 1) + CASE WHEN endpoint_id = $2 THEN 1 ELSE 0 END AS place
+                 FROM webhook_deliveries) r
+        WHERE d.id = r.id`,
+      [first, other.id],
+    );
+    const endpoints = await t.ctx.db.query<{ id: string; url: string; secret_enc: string; consecutive_failures: number }>(
+      'SELECT id, url, secret_enc, consecutive_failures FROM webhook_endpoints WHERE id = ANY($1::text[])',
+      [[endpointId, other.id]],
+    );
+    const tx = await t.ctx.db.begin(Hold.SETTINGS);
+    const taken = await claimLocked(tx, NO_LOCK, t.clock.now(), 10);
+    await tx.rollback();
+    expect(taken.map((j) => j.endpointId)).toEqual([endpointId, other.id, endpointId, other.id, endpointId, other.id]);
+    for (const job of taken) {
+      const endpoint = endpoints.find((e) => e.id === job.endpointId)!;
+      expect([job.url, job.secretEnc, job.endpointFailures, job.endpointActive]).toEqual([endpoint.url, endpoint.secret_enc, endpoint.consecutive_failures, true]);
+    }
+  });
+
   it('writes an outcome that arrives while the claim commits under the lease the commit wrote, not under the old mark', async () => {
     const { t, endpointId } = await setup({}, () => ({ status: 200 }));
     for (let i = 0; i < 2; i++) await createProduct(t, `Hat ${i}`);
