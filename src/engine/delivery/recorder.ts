@@ -64,10 +64,23 @@ export class OutcomeRecorder {
 
   /** Outcomes not yet written, being written or waiting to be tried again. */
   lag(): number {
-    let retrying = 0;
-    for (const batch of this.retries.values()) retrying += batch.length;
-    for (const batch of this.retrying.values()) retrying += batch.length;
-    return this.queue.length + this.writing + retrying;
+    return this.queue.length + this.writing + this.retried();
+  }
+
+  /**
+   * Outcomes that wait on the database: being written, waiting to be tried again, or queued while
+   * every writer is busy. Those queued beside a free writer are only gathering (GATHER_MS).
+   */
+  behind(): number {
+    const queued = this.writers.size >= this.options.writers ? this.queue.length : 0;
+    return queued + this.writing + this.retried();
+  }
+
+  private retried(): number {
+    let count = 0;
+    for (const batch of this.retries.values()) count += batch.length;
+    for (const batch of this.retrying.values()) count += batch.length;
+    return count;
   }
 
   /**
