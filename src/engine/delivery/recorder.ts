@@ -104,7 +104,7 @@ export class OutcomeRecorder {
     }
   }
 
-  /** Starts GATHER_MS after the first outcome queued, or at once once a whole batch waits. */
+  /** Starts GATHER_MS after the first outcome queued, or at once when a whole batch waits. */
   private schedule(): void {
     if (this.queue.length >= WRITE_BATCH) return this.start();
     this.gathering ??= setTimeout(() => this.start(), GATHER_MS);
