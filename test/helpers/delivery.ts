@@ -141,14 +141,14 @@ export const CLAIM = /FOR UPDATE SKIP LOCKED/;
 
 /**
  * Records every statement run through the app's database, in open transactions too (held claims),
- * and, for claims, how many rows each took.
+ * and, for claims, how many rows each took and which.
  */
-export function recordStatements(t: TestApp): { sql: string; rows: number }[] {
-  const log: { sql: string; rows: number }[] = [];
+export function recordStatements(t: TestApp): { sql: string; rows: number; ids: string[] }[] {
+  const log: { sql: string; rows: number; ids: string[] }[] = [];
   const recorded = (query: Queryable['query']) =>
     (async (sql: string, params?: unknown[]) => {
       const rows = await query(sql, params);
-      log.push({ sql, rows: rows.length });
+      log.push({ sql, rows: rows.length, ids: rows.map((r) => (r as { id?: string }).id ?? '') });
       return rows;
     }) as Queryable['query'];
   t.ctx.db.query = recorded(t.ctx.db.query.bind(t.ctx.db));
