@@ -267,8 +267,8 @@ export class DeliveryWorker implements LocalWorker {
     }
   }
 
-  /** No claim or hand-off while more outcomes wait to be written than two rounds of the capacity. */
+  /** No claim or hand-off while more outcomes wait on the database than two rounds of the capacity. */
   private recordingLags(): boolean {
-    return this.recorder.lag() > 2 * this.capacity.limit;
+    return this.recorder.behind() > 2 * this.capacity.limit;
   }
 }
