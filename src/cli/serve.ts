@@ -21,6 +21,9 @@ import { demoSummary, tryLine } from './demo-text.js';
 import { recordPublicUrl } from './public-url.js';
 import { exitAfter, leftLine, recordUntil, stopDeadlineMs, stopSignals, waitingLine } from './signals.js';
 
+/** How long a start waits at most for the workers' backlog moves before it opens the port. */
+const SETTLE_MOST_MS = 3_000;
+
 /**
  * `svc serve`: the API and (unless SVC_WORKERS=0) the webhook delivery workers in one process. With `--demo`,
  * an empty embedded database is seeded on first start and its credentials are kept beside the data
@@ -49,6 +52,8 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     (ms) => app.log.debug({ ms: Math.round(ms) }, 'warmed up'),
     (err) => app.log.warn({ err }, 'warm-up failed; serving without it'),
   );
+  // Moves of thousands of rows still under way when the warm-up ends finish before the port opens.
+  await workers?.settle(SETTLE_MOST_MS);
   await app.listen({ port: config.port, host: config.host });
   // Asked for any free port (PORT=0): links and the banner name the one taken.
   if (config.port === 0) config.publicUrl = config.publicUrl.replace(/:0$/, `:${boundPort(app)}`);

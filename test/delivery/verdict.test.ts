@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { INITIAL_SHARE } from '../../src/engine/delivery/lane.js';
+import { startWorkers } from '../../src/engine/delivery/workers.js';
 import { startTestApp } from '../helpers/app.js';
 import { CLAIM, hungBacklog, recordStatements, testWorker } from '../helpers/delivery.js';
 import { startReceiver } from '../helpers/receiver.js';
-
 
 /** Backlogs of endpoints never heard from, after a start (src/engine/delivery/lanes.ts, review). */
 describe('the verdict on endpoints never heard from', () => {
@@ -45,5 +45,37 @@ describe('the verdict on endpoints never heard from', () => {
     expect(due).toBeLessThan(5 * INITIAL_SHARE);
     expect(last).toBeGreaterThan(250);
     expect(hung.requests.length).toBe(5 * INITIAL_SHARE);
+  });
+
+  it('lets a start wait while the backlog it found is being moved, and not at all when there is none', async () => {
+    const t = await startTestApp({ config: { allowPrivateTargets: true } });
+    cleanup.push(() => t.close());
+    const hung = await startReceiver(() => ({ hang: true }));
+    cleanup.push(() => hung.close());
+    const settled = (workers: { settle(mostMs: number): Promise<void> }, waitMs: number) =>
+      Promise.race([workers.settle(60_000).then(() => 'settled'), new Promise((resolve) => setTimeout(resolve, waitMs, 'waiting'))]);
+
+    const idle = await startWorkers(t.ctx, 1, {});
+    expect(await settled(idle, 5_000)).toBe('settled');
+    await idle.stop();
+
+    await hungBacklog(t, hung.url, 5, 300);
+    // Claims may lock rows, but the move cannot write them until this transaction ends.
+    const lock = await t.ctx.db.begin();
+    await lock.query('LOCK TABLE webhook_deliveries IN SHARE MODE');
+    const workers = await startWorkers(t.ctx, 1, {});
+    cleanup.push(async () => void (await workers.stop()));
+    cleanup.push(async () => hung.release({ status: 200 }));
+    // The first claim has offered the backlog: the probes are out, the rest waits to be moved.
+    await hung.waitFor(5 * INITIAL_SHARE);
+    expect(await settled(workers, 1_000)).toBe('waiting');
+    await lock.commit();
+    expect(await settled(workers, 10_000)).toBe('settled');
+    // No row is left for a claim to take: the probes and the rows queued behind them are held by
+    // the worker, the rest went behind the verdict.
+    const takeable = await t.ctx.db.tx((q) =>
+      q.query(`SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now() FOR UPDATE SKIP LOCKED`),
+    );
+    expect(takeable).toEqual([]);
   });
 });

@@ -87,6 +87,9 @@ export class BacklogMoves {
   private scheduled = false;
   /** The last statement started or scheduled: each waits for the one before. */
   private last: Promise<void> = Promise.resolve();
+  /** Moves asked for and not yet written, and when the last statement ended (performance.now()), or the worker was made. */
+  private unwritten = 0;
+  private endedAt = performance.now();
 
   constructor(
     private readonly db: Queryable,
@@ -95,6 +98,7 @@ export class BacklogMoves {
 
   /** Moves the endpoint's rows due at `now` with the next statement; resolves to the rows moved (none on a failure). */
   move(endpointId: string, now: Date, after: Date, stepMs: number): Promise<Placed[]> {
+    this.unwritten++;
     return new Promise((moved) => {
       this.queued.push({ move: { endpointId, after, stepMs }, now, moved });
       if (this.scheduled) return;
@@ -115,6 +119,13 @@ export class BacklogMoves {
       this.onError(error);
       return new Map<string, Placed[]>();
     });
+    this.unwritten -= batch.length;
+    this.endedAt = performance.now();
     for (const { move, moved: resolve } of batch) resolve(moved.get(move.endpointId) ?? []);
+  }
+
+  /** How long no move has been asked for or written, in ms at `perfNow`: 0 while one is. */
+  quietFor(perfNow: number): number {
+    return this.unwritten > 0 ? 0 : perfNow - this.endedAt;
   }
 }

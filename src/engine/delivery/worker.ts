@@ -70,6 +70,7 @@ export class DeliveryWorker implements LocalWorker {
   private readonly stages: Stages;
   private readonly faults: Faults;
   private readonly throttles: Throttles;
+  private readonly moves: BacklogMoves;
   private readonly sender: Sender;
   private readonly ownsSender: boolean;
   private readonly load: { read(): Load; stop(): void };
@@ -96,12 +97,12 @@ export class DeliveryWorker implements LocalWorker {
     this.capacity = new Capacity(options.concurrency ?? config.workerConcurrency, () => this.load.read(), (limit) => deps.metrics.capacity(this, limit));
     this.faults = new Faults(options.onError ?? (() => {}), options.onRecover ?? (() => {}));
     this.throttles = new Throttles(db, (error) => this.faults.failed(error, 'throttle'));
-    const moves = new BacklogMoves(db, (error) => this.faults.failed(error, 'backlog'));
+    this.moves = new BacklogMoves(db, (error) => this.faults.failed(error, 'backlog'));
     const lanes = new Lanes({
       maxShare: () => Math.min(MAX_SHARE, this.capacity.limit),
       probation: () => Math.max(1, Math.floor(this.capacity.limit * PROBATION_PART)),
       throttled: (id, throttle) => this.throttles.set(id, throttle),
-      moveBacklog: (id, now, after, stepMs) => moves.move(id, now, after, stepMs),
+      moveBacklog: (id, now, after, stepMs) => this.moves.move(id, now, after, stepMs),
       moveRows: (rows, now) => moveRows(db, now, rows).catch((error) => this.faults.failed(error, 'backlog')),
     });
     this.dispatch = new Dispatcher(this.capacity, lanes, clock, {
@@ -168,6 +169,11 @@ export class DeliveryWorker implements LocalWorker {
     }, ADJUST_MS);
     this.adjusting.unref();
     await this.claims.start(this);
+  }
+
+  /** How long its backlog moves have been quiet (backlog.ts), in ms. */
+  backlogQuietFor(): number {
+    return this.moves.quietFor(performance.now());
   }
 
   /** Attempts in flight now, and outcomes not yet recorded. */
