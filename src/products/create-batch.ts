@@ -6,7 +6,7 @@ import type { ProductCreateInput } from './schemas.js';
 import { PRODUCT_COLUMNS, productSubject, type ProductRow } from './store.js';
 
 /** Batches in flight at once; further creations wait and go together in the next one. */
-const MAX_IN_FLIGHT = 4;
+const MAX_IN_FLIGHT = 2;
 /** Creations written per statement at most. */
 const MAX_BATCH = 200;
 
