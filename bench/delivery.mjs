@@ -83,6 +83,19 @@ export async function rawUndici(url, secret, rows) {
   return { rate: rows.length / seconds, cpuPerRequestUs: (cpu.user + cpu.system) / rows.length };
 }
 
+/** The raw client's run, with the receiver's CPU per request and the share of the machine left idle. */
+async function machineOf(receiver, count, run) {
+  const receiverAtStart = cpuSeconds(receiver.child.pid);
+  const idleAtStart = idleSeconds();
+  const startedAt = Date.now();
+  const result = await run();
+  const idle = (idleSeconds() - idleAtStart) / (((Date.now() - startedAt) / 1000) * availableParallelism());
+  return { ...result, receiverCpuUs: ((cpuSeconds(receiver.child.pid) - receiverAtStart) * 1e6) / count, idle };
+}
+
+const us = (runs, key) => `${round(median(runs.map((r) => r[key])), 0)} µs`;
+const pct = (runs, key) => `${round(100 * median(runs.map((r) => r[key])), 0)}%`;
+
 /**
  * The service (or the peer's worker) draining `count` due rows: `wake` sets it going, `pending` says
  * whether a row is left. Timed from the first arrival to the moment no row is pending: every outcome
@@ -94,6 +107,7 @@ async function drain(service, receiver, count, wake, pending) {
   const postgresAtStart = postgresCpuSeconds();
   const redisAtStart = redisCpuSeconds();
   const idleAtStart = idleSeconds();
+  const receiverAtStart = cpuSeconds(receiver.child.pid);
   const startedAt = Date.now();
   await wake();
   // Arrivals are counted by the receiver (cheap); the database is asked only once all have arrived,
@@ -107,11 +121,12 @@ async function drain(service, receiver, count, wake, pending) {
   const serviceCpuUs = ((cpuSeconds(service.child.pid) - cpuAtStart) * 1e6) / count;
   const postgresCpuUs = ((postgresCpuSeconds() - postgresAtStart) * 1e6) / count;
   const redisCpuUs = ((redisCpuSeconds() - redisAtStart) * 1e6) / count;
+  const receiverCpuUs = ((cpuSeconds(receiver.child.pid) - receiverAtStart) * 1e6) / count;
   const idle = (idleSeconds() - idleAtStart) / (((ended - startedAt) / 1000) * availableParallelism());
   const { count: received, first } = await receiver.count();
   await receiver.reset();
   if (received < count) throw new Error(`receiver saw ${received} of ${count} deliveries`);
-  return { rate: count / ((ended - first) / 1000), serviceCpuUs, postgresCpuUs, redisCpuUs, idle };
+  return { rate: count / ((ended - first) / 1000), serviceCpuUs, postgresCpuUs, redisCpuUs, receiverCpuUs, idle };
 }
 
 /**
@@ -146,15 +161,16 @@ async function rounded(target, seeded, receiver, endpoint, secret, count, rounds
       const rows = await seedDeliveries(seeded.db, seeded.workspaceId, endpoint.id, i * count + 1, count);
       await seeded.db.query('ANALYZE webhook_deliveries, events');
       await settle(seeded.db);
-      const { rate: ceiling, cpuPerRequestUs } = await rawUndici(receiver.url, secret, rows);
-      const { rate, serviceCpuUs, postgresCpuUs, idle } = await drain(service, receiver, count, wake, pending);
+      const raw = await machineOf(receiver, rows.length, () => rawUndici(receiver.url, secret, rows));
+      const { rate: ceiling, cpuPerRequestUs, receiverCpuUs: rawReceiverCpuUs, idle: rawIdle } = raw;
+      const { rate, serviceCpuUs, postgresCpuUs, receiverCpuUs, idle } = await drain(service, receiver, count, wake, pending);
       let bullmq = null;
       if (peer) {
         await peer.load(rows);
         await settle(seeded.db);
         bullmq = await drain(peer, receiver, count, peer.wake, peer.pending);
       }
-      runs.push({ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, postgresCpuUs, idle, cpuPerRequestUs, peer: bullmq, peerRatio: bullmq ? rate / bullmq.rate : null });
+      runs.push({ rate, ceiling, ratio: rate / ceiling, serviceCpuUs, postgresCpuUs, receiverCpuUs, idle, cpuPerRequestUs, rawReceiverCpuUs, rawIdle, peer: bullmq, peerRatio: bullmq ? rate / bullmq.rate : null });
     }
     return { runs, cold, peerCold, rss: service.peakRssMb(), peerRss: peer ? peer.peakRssMb() : null };
   } finally {
@@ -188,7 +204,7 @@ export async function delivery(target, seeded, { deliveries: count, rounds }) {
     baseline: round(median(runs.map((r) => r.ceiling)), 0),
     baselineName: 'raw undici Pool, same signed bodies',
     extra: [
-      `CPU per delivery: service ${round(median(runs.map((r) => r.serviceCpuUs)), 0)} µs, PostgreSQL ${round(median(runs.map((r) => r.postgresCpuUs)), 0)} µs (raw client ${round(median(runs.map((r) => r.cpuPerRequestUs)), 0)} µs per request); cores idle ${round(100 * median(runs.map((r) => r.idle)), 0)}% of the time`,
+      `CPU per delivery: service ${us(runs, 'serviceCpuUs')}, PostgreSQL ${us(runs, 'postgresCpuUs')}, receiver ${us(runs, 'receiverCpuUs')}; cores idle ${pct(runs, 'idle')} of the time (raw client ${us(runs, 'cpuPerRequestUs')} and receiver ${us(runs, 'rawReceiverCpuUs')} per request, cores idle ${pct(runs, 'rawIdle')})`,
       `its first ${WARM_UP.toLocaleString('en')} after start (warm-up, not counted): ${round(cold.rate, 0)}/s at ${round(cold.serviceCpuUs, 0)} µs`,
       byRound,
     ]
