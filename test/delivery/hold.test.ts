@@ -52,13 +52,9 @@ describe('holds: claims under row locks', () => {
   async function openHold(t: TestApp, unstarted: () => Job[] = () => [], onError: (error: unknown) => void = () => {}) {
     const recorded: Outcome[] = [];
     const ended: number[] = [];
-    const { hold, jobs } = await Hold.claim(
-      { db: t.ctx.db, clock: t.clock, leaseMs: t.ctx.config.leaseMs },
-      { unstarted, record: (outcomes) => recorded.push(...outcomes), ended: (_hold, freed) => ended.push(freed), onError },
-      t.clock.now(),
-      10,
-      null,
-    );
+    const deps = { db: t.ctx.db, clock: t.clock, leaseMs: t.ctx.config.leaseMs };
+    const handlers = { unstarted, record: (outcomes: Outcome[]) => recorded.push(...outcomes), ended: (_hold: Hold, freed: number) => ended.push(freed), onError };
+    const { hold, jobs } = await Hold.claim(deps, handlers, t.clock.now(), 10, null);
     if (!hold) throw new Error('nothing was due');
     return { hold, jobs, recorded, ended };
   }
