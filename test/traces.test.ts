@@ -17,12 +17,7 @@ import { eventually, testWorker } from './helpers/delivery.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
-const SETTINGS = {
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
-  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-  OTEL_SERVICE_NAME: 'svc-traces-test',
-  OTEL_BSP_SCHEDULE_DELAY: '50',
-};
+const SETTINGS = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'svc-traces-test', OTEL_BSP_SCHEDULE_DELAY: '50' };
 /** Text a request body carries, which no span may. */
 const BODY_MARKER = 'hat-body-3c9f1e';
 

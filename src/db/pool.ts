@@ -295,6 +295,4 @@ export class Pool {
     this.gate.renew();
     stale.end({ timeout: 0 }).catch(() => {});
   }
-
-
 }
