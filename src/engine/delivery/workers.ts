@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createSender } from '../destinations/destinations.js';
 import { DeliveryWorker, type DeliveryWorkerOptions, type WorkerDeps } from './worker.js';
 
@@ -33,7 +34,7 @@ export async function startWorkers(deps: WorkerDeps, count: number, log: Pick<De
         const quiet = Math.min(...workers.map((w) => w.backlogQuietFor()));
         const left = until - performance.now();
         if (quiet >= SETTLED_MS || left <= 0) return;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(left, Math.max(20, SETTLED_MS - quiet))));
+        await sleep(Math.min(left, Math.max(20, SETTLED_MS - quiet)));
       }
     },
     async stop(recordUntil?: number) {
